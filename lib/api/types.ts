@@ -1,0 +1,74 @@
+// The Swarm custom resource (k8slab.info/v1alpha1) as plain TypeScript data.
+// The JSON Schema in lib/api/schema.ts is the one source of truth for validation
+// and for the CRD; these types mirror it.
+import type { JobSpec } from '../assignment/types.js';
+
+export const GROUP = 'k8slab.info';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'Swarm';
+export const PLURAL = 'swarms';
+
+export type RestartPolicy = 'Restart' | 'None';
+export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
+
+export interface SwarmSpec {
+  statefulSetName: string;
+  configMapName: string;
+  /** Key inside the ConfigMap; default `config.yml`. */
+  configKey?: string;
+  workload: { jobs: JobSpec[] };
+  restart?: {
+    policy?: RestartPolicy;
+    handoff?: Handoff;
+    maxUnavailable?: number;
+  };
+}
+
+/** metav1.Condition */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export type Phase = 'Pending' | 'Running' | 'Updating' | 'Degraded';
+
+export interface WorkerStatus {
+  name: string;
+  jobs: number;
+  version: number;
+  restartPending: boolean;
+}
+
+export interface SwarmStatus {
+  observedGeneration?: number;
+  phase?: Phase;
+  replicas?: number;
+  readyReplicas?: number;
+  version?: number;
+  conditions?: Condition[];
+  workers?: WorkerStatus[];
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string;
+}
+
+export interface Swarm {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: SwarmSpec;
+  status?: SwarmStatus;
+}
