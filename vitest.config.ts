@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two tiers: `unit` (pure decisions, no cluster) and `integration` (the real local
-// control plane, started once per run by test/controlplane/global-setup.ts).
+// Two tiers: `unit` (pure decisions and adapters over stubs, no cluster) and
+// `integration` (the real local control plane, started once per run by
+// test/controlplane/global-setup.ts; one namespace per test).
 export default defineConfig({
   test: {
     projects: [
@@ -9,6 +10,17 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/controlplane/global-setup.ts'],
+          // The first run builds the control plane from Go modules (progress is printed).
+          hookTimeout: 60 * 60 * 1000,
+          testTimeout: 180 * 1000,
+          fileParallelism: false,
         },
       },
     ],
