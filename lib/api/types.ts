@@ -8,6 +8,8 @@ export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'Swarm';
 export const PLURAL = 'swarms';
+export const SINGULAR = 'swarm';
+export const SHORT_NAME = 'swm';
 
 export type RestartPolicy = 'Restart' | 'None';
 export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
@@ -62,6 +64,7 @@ export interface ObjectMeta {
   generation?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  creationTimestamp?: string;
   deletionTimestamp?: string;
 }
 

@@ -1,0 +1,29 @@
+// The one interface through which the reconcilers touch Kubernetes.
+// Reads return undefined for a missing object; writes carry resourceVersion or
+// uid preconditions, so a stale decision is refused by the API server (409)
+// instead of overwriting someone else's change.
+import type { Swarm } from '../api/types.js';
+import type { ConfigMapView, EventView, PodView, StatefulSetView } from './types.js';
+
+export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
+
+export interface KubeClient {
+  getSwarm(namespace: string, name: string): Promise<Swarm | undefined>;
+  listSwarms(namespace: string): Promise<Swarm[]>;
+  /** PUT on the status subresource, guarded by swarm.metadata.resourceVersion. */
+  replaceSwarmStatus(swarm: Swarm): Promise<Swarm>;
+
+  getStatefulSet(namespace: string, name: string): Promise<StatefulSetView | undefined>;
+  listPods(namespace: string, labelSelector: string): Promise<PodView[]>;
+
+  getConfigMap(namespace: string, name: string): Promise<ConfigMapView | undefined>;
+  /** Fails with Conflict if it already exists. */
+  createConfigMap(configMap: ConfigMapView): Promise<ConfigMapView>;
+  /** Guarded by configMap.resourceVersion (required). */
+  replaceConfigMap(configMap: ConfigMapView): Promise<ConfigMapView>;
+
+  /** Deletes only the pod with this uid and resourceVersion. */
+  deletePod(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }): Promise<DeleteOutcome>;
+
+  createEvent(event: EventView): Promise<void>;
+}

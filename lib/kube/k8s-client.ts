@@ -1,0 +1,250 @@
+// KubeClient over @kubernetes/client-node: the only place that speaks the
+// Kubernetes API. Converts API objects to plain views, maps failures to
+// KubeError kinds, bounds every call with a timeout, and lets observability
+// wrap each call (a span and a metric per request).
+import * as k8s from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
+import type { DeleteOutcome, KubeClient } from './client.js';
+import { KubeError, kindOfStatus } from './errors.js';
+import type { ConfigMapView, PodView, StatefulSetView } from './types.js';
+
+export interface KubeCall {
+  verb: 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'DELETE';
+  resource: string;
+  namespace: string;
+  name?: string;
+}
+
+/** Wraps one API call (tracing, metrics). The default just runs it. */
+export type Instrument = <T>(call: KubeCall, run: () => Promise<T>) => Promise<T>;
+
+export interface K8sClientOptions {
+  /** Per-request deadline; a slow API server is a transient failure. */
+  timeoutMs?: number;
+  instrument?: Instrument;
+}
+
+/** Loads KUBECONFIG / ~/.kube/config out of cluster, the service account in cluster. */
+export function loadKubeConfig(): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
+export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = {}): KubeClient {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const apps = kc.makeApiClient(k8s.AppsV1Api);
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const instrument: Instrument = options.instrument ?? ((_call, run) => run());
+
+  const call = <T>(c: KubeCall, run: () => Promise<T>): Promise<T> =>
+    instrument(c, () => withDeadline(run(), timeoutMs, c)).catch((err: unknown) => {
+      throw toKubeError(err, c);
+    });
+  const orUndefined = <T>(p: Promise<T>): Promise<T | undefined> =>
+    p.catch((err: unknown) => {
+      if (err instanceof KubeError && err.kind === 'NotFound') return undefined;
+      throw err;
+    });
+  const swarmPath = (namespace: string) => ({ group: GROUP, version: VERSION, plural: PLURAL, namespace });
+
+  return {
+    getSwarm: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: PLURAL, namespace, name }, async () =>
+          (await custom.getNamespacedCustomObject({ ...swarmPath(namespace), name })) as Swarm,
+        ),
+      ),
+
+    listSwarms: (namespace) =>
+      call({ verb: 'LIST', resource: PLURAL, namespace }, async () => {
+        const list = (await custom.listNamespacedCustomObject(swarmPath(namespace))) as { items?: Swarm[] };
+        return list.items ?? [];
+      }),
+
+    replaceSwarmStatus: (swarm) =>
+      call({ verb: 'UPDATE', resource: `${PLURAL}/status`, namespace: swarm.metadata.namespace, name: swarm.metadata.name }, async () =>
+        (await custom.replaceNamespacedCustomObjectStatus({
+          ...swarmPath(swarm.metadata.namespace),
+          name: swarm.metadata.name,
+          body: swarm,
+        })) as Swarm,
+      ),
+
+    getStatefulSet: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: 'statefulsets', namespace, name }, async () =>
+          statefulSetView(await apps.readNamespacedStatefulSet({ namespace, name })),
+        ),
+      ),
+
+    listPods: (namespace, labelSelector) =>
+      call({ verb: 'LIST', resource: 'pods', namespace }, async () =>
+        (await core.listNamespacedPod({ namespace, labelSelector })).items.map(podView),
+      ),
+
+    getConfigMap: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: 'configmaps', namespace, name }, async () =>
+          configMapView(await core.readNamespacedConfigMap({ namespace, name })),
+        ),
+      ),
+
+    createConfigMap: (cm) =>
+      call({ verb: 'CREATE', resource: 'configmaps', namespace: cm.namespace, name: cm.name }, async () =>
+        configMapView(await core.createNamespacedConfigMap({ namespace: cm.namespace, body: toV1ConfigMap(cm) })),
+      ),
+
+    replaceConfigMap: (cm) => {
+      if (!cm.resourceVersion) throw new Error(`refusing an unguarded write of ConfigMap ${cm.namespace}/${cm.name}`);
+      return call({ verb: 'UPDATE', resource: 'configmaps', namespace: cm.namespace, name: cm.name }, async () =>
+        configMapView(
+          await core.replaceNamespacedConfigMap({ namespace: cm.namespace, name: cm.name, body: toV1ConfigMap(cm) }),
+        ),
+      );
+    },
+
+    deletePod: (namespace, name, preconditions) =>
+      call({ verb: 'DELETE', resource: 'pods', namespace, name }, async () => {
+        await core.deleteNamespacedPod({ namespace, name, body: { preconditions } });
+        return 'deleted' as DeleteOutcome;
+      }).catch((err: unknown): DeleteOutcome => {
+        if (err instanceof KubeError && err.kind === 'NotFound') return 'gone';
+        if (err instanceof KubeError && err.kind === 'Conflict') return 'precondition-failed';
+        throw err;
+      }),
+
+    createEvent: (ev) =>
+      call({ verb: 'CREATE', resource: 'events', namespace: ev.namespace }, async () => {
+        const now = new Date();
+        await core.createNamespacedEvent({
+          namespace: ev.namespace,
+          body: {
+            metadata: { generateName: `${ev.involvedObject.name}.`, namespace: ev.namespace },
+            involvedObject: ev.involvedObject,
+            type: ev.type,
+            reason: ev.reason,
+            message: ev.message,
+            source: { component: ev.reportingComponent },
+            reportingComponent: ev.reportingComponent,
+            reportingInstance: process.env.HOSTNAME ?? ev.reportingComponent,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+        });
+      }),
+  };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number, c: KubeCall): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new KubeError('Transient', 504, `timed out after ${ms} ms`, describe(c))), ms);
+  });
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}
+
+const describe = (c: KubeCall) => `${c.verb} ${c.resource}${c.name ? ` ${c.namespace}/${c.name}` : ` in ${c.namespace}`}`;
+
+/** Any thrown value → KubeError; unknown failures (resets, DNS, TLS) are transient. */
+export function toKubeError(err: unknown, c: KubeCall): KubeError {
+  if (err instanceof KubeError) return err;
+  if (err instanceof k8s.ApiException) {
+    const status = err.code;
+    return new KubeError(kindOfStatus(status), status, `${describe(c)}: ${status} ${statusMessage(err.body)}`, describe(c));
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new KubeError('Transient', 503, `${describe(c)}: ${message}`, describe(c));
+}
+
+function statusMessage(body: unknown): string {
+  if (typeof body === 'string') {
+    try {
+      return statusMessage(JSON.parse(body));
+    } catch {
+      return body.slice(0, 300);
+    }
+  }
+  if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message);
+  return '';
+}
+
+const iso = (d: Date | string | undefined): string =>
+  d === undefined ? '' : typeof d === 'string' ? d : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function podView(p: k8s.V1Pod): PodView {
+  const owner = p.metadata?.ownerReferences?.find((o) => o.kind === 'StatefulSet' && o.controller);
+  return {
+    name: p.metadata?.name ?? '',
+    namespace: p.metadata?.namespace ?? '',
+    uid: p.metadata?.uid ?? '',
+    resourceVersion: p.metadata?.resourceVersion ?? '',
+    creationTimestamp: iso(p.metadata?.creationTimestamp),
+    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    terminating: p.metadata?.deletionTimestamp !== undefined && p.metadata?.deletionTimestamp !== null,
+    labels: { ...(p.metadata?.labels ?? {}) },
+    ...(owner ? { ownerStatefulSet: owner.name } : {}),
+  };
+}
+
+export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
+  return {
+    name: s.metadata?.name ?? '',
+    namespace: s.metadata?.namespace ?? '',
+    uid: s.metadata?.uid ?? '',
+    replicas: s.spec?.replicas ?? 1,
+    labelSelector: labelSelectorString(s.spec?.selector),
+  };
+}
+
+export function labelSelectorString(sel: k8s.V1LabelSelector | undefined): string {
+  const parts = Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const e of sel?.matchExpressions ?? []) {
+    const values = (e.values ?? []).join(',');
+    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
+    else if (e.operator === 'Exists') parts.push(e.key);
+    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+  }
+  return parts.join(',');
+}
+
+export function configMapView(c: k8s.V1ConfigMap): ConfigMapView {
+  return {
+    name: c.metadata?.name ?? '',
+    namespace: c.metadata?.namespace ?? '',
+    ...(c.metadata?.uid ? { uid: c.metadata.uid } : {}),
+    ...(c.metadata?.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
+    labels: { ...(c.metadata?.labels ?? {}) },
+    annotations: { ...(c.metadata?.annotations ?? {}) },
+    ownerReferences: (c.metadata?.ownerReferences ?? []).map((o) => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.name,
+      uid: o.uid,
+      ...(o.controller !== undefined ? { controller: o.controller } : {}),
+      ...(o.blockOwnerDeletion !== undefined ? { blockOwnerDeletion: o.blockOwnerDeletion } : {}),
+    })),
+    data: { ...(c.data ?? {}) },
+    ...(c.binaryData ? { binaryData: { ...c.binaryData } } : {}),
+  };
+}
+
+function toV1ConfigMap(cm: ConfigMapView): k8s.V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: cm.name,
+      namespace: cm.namespace,
+      ...(cm.resourceVersion ? { resourceVersion: cm.resourceVersion } : {}),
+      labels: cm.labels,
+      annotations: cm.annotations,
+      ownerReferences: cm.ownerReferences,
+    },
+    data: cm.data,
+    ...(cm.binaryData ? { binaryData: cm.binaryData } : {}),
+  };
+}

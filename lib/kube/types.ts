@@ -1,0 +1,63 @@
+// Plain views of the Kubernetes objects the reconcilers read and write.
+// The client module converts API objects to and from these at the boundary,
+// so every decision works on small, serialisable data.
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface PodView {
+  name: string;
+  namespace: string;
+  uid: string;
+  resourceVersion: string;
+  /** RFC 3339; second granularity, as the API server stores it. */
+  creationTimestamp: string;
+  /** The pod's Ready condition is True. */
+  ready: boolean;
+  /** deletionTimestamp is set: the pod is going away. */
+  terminating: boolean;
+  labels: Record<string, string>;
+  /** Name of the controlling StatefulSet, from ownerReferences. */
+  ownerStatefulSet?: string;
+}
+
+export interface StatefulSetView {
+  name: string;
+  namespace: string;
+  uid: string;
+  /** spec.replicas (the API defaults it to 1). */
+  replicas: number;
+  /** spec.selector rendered as a label selector string. */
+  labelSelector: string;
+}
+
+export interface ConfigMapView {
+  name: string;
+  namespace: string;
+  uid?: string;
+  /** Present on objects read from the API; a write carrying it is guarded by it. */
+  resourceVersion?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  ownerReferences: OwnerReference[];
+  data: Record<string, string>;
+  /** Passed through untouched so a write never drops a user's binary keys. */
+  binaryData?: Record<string, string>;
+}
+
+/** A core/v1 Event about a Swarm, as the reconcilers decide it. */
+export interface EventView {
+  namespace: string;
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace: string; uid?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** The function that reports it (source.component). */
+  reportingComponent: string;
+}
