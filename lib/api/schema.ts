@@ -1,0 +1,227 @@
+// The one JSON Schema for the Swarm custom resource. ajv validates against it as
+// written (lib/api/validate.ts); the CRD's openAPIV3Schema is a mechanical
+// transformation of it (lib/api/structural.ts). Write it in the subset both sides
+// understand: draft-07 keywords that OpenAPI v3.0 also has, plus x-kubernetes-*
+// extensions (declared to ajv as annotation keywords). The one construct the CRD
+// cannot express, a union of differently typed branches (a job is a string or an
+// object), is written as a plain `anyOf` here and rewritten by the transformation.
+
+/** A JSON Schema node, loosely typed: the schema is data, read by ajv and the CRD generator. */
+export type SchemaNode = { [keyword: string]: unknown };
+
+/** Limits users can rely on; also what keeps the CRD's CEL cost estimates bounded. */
+export const LIMITS = {
+  jobNameMaxLength: 253,
+  maxJobs: 10_000,
+  minWeight: 1,
+  maxWeight: 1000,
+  minMaxUnavailable: 1,
+  /** StatefulSet names above 52 characters break the pods' controller-revision-hash label (63). */
+  statefulSetNameMaxLength: 52,
+  configMapNameMaxLength: 253,
+  configKeyMaxLength: 253,
+  maxConditions: 16,
+  maxWorkers: 10_000,
+} as const;
+
+export const DEFAULTS = {
+  configKey: 'config.yml',
+  restartPolicy: 'Restart',
+  handoff: 'MakeBeforeBreak',
+  maxUnavailable: 1,
+} as const;
+
+/** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
+export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
+
+/** What each pattern means, for error messages a person can act on. */
+export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
+  [JOB_NAME_PATTERN]: 'must not contain control characters',
+  [DNS_LABEL]: 'must be a DNS label (lowercase letters, digits and "-", starting and ending alphanumeric)',
+  [DNS_SUBDOMAIN]: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".")',
+  [CONFIG_MAP_KEY]: 'must consist of letters, digits, "-", "_" and "."',
+};
+
+const jobName: SchemaNode = {
+  type: 'string',
+  minLength: 1,
+  maxLength: LIMITS.jobNameMaxLength,
+  pattern: JOB_NAME_PATTERN,
+};
+
+// No `default` inside the union: ajv cannot apply it there (the assignment layer does).
+const job: SchemaNode = {
+  description: 'A job: its name, or {name, weight, dedicated}.',
+  anyOf: [
+    jobName,
+    {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: {
+        name: { ...jobName, description: 'Unique job name.' },
+        weight: {
+          description: 'Relative cost of the job (default 1); balancing is by total weight.',
+          type: 'integer',
+          minimum: LIMITS.minWeight,
+          maximum: LIMITS.maxWeight,
+        },
+        dedicated: {
+          description: 'Ask for a worker of its own (default false; honoured when there are enough workers).',
+          type: 'boolean',
+        },
+      },
+    },
+  ],
+};
+
+const spec: SchemaNode = {
+  type: 'object',
+  required: ['statefulSetName', 'configMapName', 'workload'],
+  additionalProperties: false,
+  properties: {
+    statefulSetName: {
+      description: 'The StatefulSet whose pods run the jobs (same namespace).',
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.statefulSetNameMaxLength,
+      pattern: DNS_LABEL,
+    },
+    configMapName: {
+      description: 'The ConfigMap the workers read their share from (same namespace).',
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.configMapNameMaxLength,
+      pattern: DNS_SUBDOMAIN,
+    },
+    configKey: {
+      description: 'The key inside the ConfigMap.',
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.configKeyMaxLength,
+      pattern: CONFIG_MAP_KEY,
+      default: DEFAULTS.configKey,
+    },
+    workload: {
+      type: 'object',
+      required: ['jobs'],
+      additionalProperties: false,
+      properties: {
+        jobs: {
+          description: 'The jobs to spread over the pods; names must be unique.',
+          type: 'array',
+          maxItems: LIMITS.maxJobs,
+          items: job,
+        },
+      },
+    },
+    restart: {
+      description: 'How pods whose share changed pick up the change.',
+      type: 'object',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        policy: {
+          description: 'Restart: delete the pod so the StatefulSet recreates it. None: workers hot-reload.',
+          type: 'string',
+          enum: ['Restart', 'None'],
+          default: DEFAULTS.restartPolicy,
+        },
+        handoff: {
+          description: 'MakeBeforeBreak restarts the gainer of a job before its loser.',
+          type: 'string',
+          enum: ['MakeBeforeBreak', 'BreakBeforeMake'],
+          default: DEFAULTS.handoff,
+        },
+        maxUnavailable: {
+          description: 'How many pods may be restarting at once.',
+          type: 'integer',
+          minimum: LIMITS.minMaxUnavailable,
+          default: DEFAULTS.maxUnavailable,
+        },
+      },
+    },
+  },
+};
+
+/** metav1.Condition, as the apiserver's own types declare it. */
+const condition: SchemaNode = {
+  type: 'object',
+  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  properties: {
+    type: { type: 'string', minLength: 1, maxLength: 316 },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+    observedGeneration: { type: 'integer', minimum: 0 },
+    lastTransitionTime: { type: 'string', format: 'date-time' },
+    reason: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' },
+    message: { type: 'string', maxLength: 32768 },
+  },
+};
+
+const workerStatus: SchemaNode = {
+  type: 'object',
+  required: ['name', 'jobs', 'version', 'restartPending'],
+  properties: {
+    name: { type: 'string', description: 'Pod name.', maxLength: 63 },
+    jobs: { type: 'integer', description: 'Number of jobs assigned.', minimum: 0 },
+    version: { type: 'integer', description: 'Version of this worker’s share.', minimum: 0 },
+    restartPending: { type: 'boolean', description: 'The share changed and the pod has not restarted yet.' },
+  },
+};
+
+const status: SchemaNode = {
+  type: 'object',
+  properties: {
+    observedGeneration: { type: 'integer', minimum: 0 },
+    phase: { type: 'string', enum: ['Pending', 'Running', 'Updating', 'Degraded'] },
+    replicas: { type: 'integer', minimum: 0 },
+    readyReplicas: { type: 'integer', minimum: 0 },
+    version: { type: 'integer', description: 'Top-level version of the published config.', minimum: 0 },
+    conditions: {
+      type: 'array',
+      maxItems: LIMITS.maxConditions,
+      items: condition,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    },
+    workers: {
+      type: 'array',
+      maxItems: LIMITS.maxWorkers,
+      items: workerStatus,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    },
+  },
+};
+
+/** The whole Swarm object. metadata is the apiserver's to validate; ajv only checks what we read. */
+export const swarmSchema: SchemaNode = {
+  description: 'Swarm spreads a list of jobs over the pods of a StatefulSet.',
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: {
+      type: 'object',
+      required: ['name', 'namespace'],
+      properties: { name: { type: 'string', minLength: 1 }, namespace: { type: 'string', minLength: 1 } },
+    },
+    spec,
+    status,
+  },
+};
+
+/** Keywords ajv must accept as annotations (they mean something to the apiserver only). */
+export const KUBERNETES_KEYWORDS = [
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-embedded-resource',
+] as const;

@@ -1,0 +1,53 @@
+// validateSwarm: is this object a Swarm we can act on? Pure; called for every
+// event on the hot path, so the schema is compiled once, at module load.
+import { Ajv } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import type { FormatsPlugin } from 'ajv-formats';
+import { problemsFrom } from './problems.js';
+import { KUBERNETES_KEYWORDS, swarmSchema } from './schema.js';
+import { API_VERSION, KIND } from './types.js';
+import type { Swarm } from './types.js';
+
+export type SwarmValidation = { ok: true; swarm: Swarm } | { ok: false; problems: string[] };
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsPlugin as unknown as { default?: FormatsPlugin }).default ?? addFormatsPlugin) as FormatsPlugin;
+
+const ajv = new Ajv({ allErrors: true, verbose: true, useDefaults: true, keywords: [...KUBERNETES_KEYWORDS] });
+addFormats(ajv, ['date-time']);
+const check = ajv.compile(swarmSchema);
+
+/** How many duplicate names to spell out before summarising. */
+const MAX_NAMED_DUPLICATES = 10;
+
+export function validateSwarm(obj: unknown): SwarmValidation {
+  // ajv applies defaults in place; the caller's object stays untouched.
+  const candidate: unknown = structuredClone(obj);
+  if (!check(candidate)) return { ok: false, problems: problemsFrom(check.errors) };
+  const swarm = candidate as Swarm;
+  const problems: string[] = [];
+  if (swarm.apiVersion !== API_VERSION) problems.push(`apiVersion: must be ${API_VERSION}`);
+  if (swarm.kind !== KIND) problems.push(`kind: must be ${KIND}`);
+  const duplicates = duplicateJobNames(swarm.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name)));
+  if (duplicates.length > 0) problems.push(describeDuplicates(duplicates));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, swarm };
+}
+
+interface Duplicate {
+  name: string;
+  indices: number[];
+}
+
+function duplicateJobNames(names: readonly string[]): Duplicate[] {
+  const seen = new Map<string, number[]>();
+  names.forEach((name, index) => seen.set(name, [...(seen.get(name) ?? []), index]));
+  return [...seen].filter(([, indices]) => indices.length > 1).map(([name, indices]) => ({ name, indices }));
+}
+
+function describeDuplicates(duplicates: readonly Duplicate[]): string {
+  const named = duplicates
+    .slice(0, MAX_NAMED_DUPLICATES)
+    .map((d) => `${JSON.stringify(d.name)} at ${d.indices.map((i) => `[${i}]`).join(', ')}`);
+  const more = duplicates.length > MAX_NAMED_DUPLICATES ? ` and ${duplicates.length - MAX_NAMED_DUPLICATES} more` : '';
+  return `spec.workload.jobs: duplicate job names: ${named.join('; ')}${more}`;
+}

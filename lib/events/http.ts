@@ -1,0 +1,80 @@
+// HTTP request → CloudEvent, via the SDK, in binary or structured content mode.
+// Every way the request can be wrong ends in a BadEventError naming the problem.
+import { HTTP, ValidationError } from 'cloudevents';
+import type { CloudEvent } from 'cloudevents';
+import { BadEventError } from './errors.js';
+import { toTrigger } from './trigger.js';
+
+/**
+ * etcd stores objects up to 1.5 MiB; a resource-mode event carries one object
+ * plus a small envelope, so twice that leaves room without inviting abuse.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export type IncomingHeaders = Record<string, string | string[] | undefined>;
+
+export interface FromHttpOptions {
+  maxBodyBytes?: number;
+}
+
+function normalize(headers: IncomingHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Which content mode the request claims, or why it is not a CloudEvent we take. */
+function contentMode(headers: Record<string, string>): 'binary' | 'structured' {
+  const type = mediaType(headers['content-type']);
+  if (type === 'application/cloudevents-batch+json') throw new BadEventError(415, 'batched CloudEvents are not supported: send one event per request');
+  if (type.startsWith('application/cloudevents')) {
+    if (type !== 'application/cloudevents+json') throw new BadEventError(415, `unsupported structured event format ${type}: only application/cloudevents+json`);
+    return 'structured';
+  }
+  if (headers['ce-specversion'] === undefined && headers['ce-id'] === undefined) {
+    throw new BadEventError(400, 'not a CloudEvent: no ce-* headers (binary mode) and content type is not application/cloudevents+json (structured mode)');
+  }
+  if (type !== 'application/json') {
+    throw new BadEventError(415, `unsupported data content type ${JSON.stringify(type || '<none>')}: events carry Kubernetes objects as application/json`);
+  }
+  return 'binary';
+}
+
+function validationProblem(err: unknown): string {
+  if (err instanceof ValidationError) {
+    const details = (err.errors ?? []).map((e) => (typeof e === 'string' ? e : `${e.instancePath || '<event>'} ${e.message ?? e.keyword}`));
+    return `malformed CloudEvent: ${[err.message, ...details].join('; ')}`;
+  }
+  if (err instanceof SyntaxError) return `malformed CloudEvent: body is not valid JSON (${err.message})`;
+  return `malformed CloudEvent: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+export function fromHttp(headers: IncomingHeaders, rawBody: Buffer, options: FromHttpOptions = {}): CloudEvent<unknown> {
+  const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (rawBody.length > limit) throw new BadEventError(413, `body of ${rawBody.length} bytes exceeds the limit of ${limit} bytes`);
+  const clean = normalize(headers);
+  const mode = contentMode(clean);
+  const body = rawBody.toString('utf8');
+  if (mode === 'structured' && body.trim() === '') throw new BadEventError(400, 'malformed CloudEvent: structured mode with an empty body');
+  let event: CloudEvent<unknown>;
+  try {
+    const parsed = HTTP.toEvent<unknown>({ headers: clean, body });
+    if (Array.isArray(parsed)) throw new BadEventError(415, 'batched CloudEvents are not supported: send one event per request');
+    event = parsed as CloudEvent<unknown>;
+    // The SDK skips validation when parsing binary mode; ask for it explicitly.
+    event.validate();
+  } catch (err) {
+    if (err instanceof BadEventError) throw err;
+    throw new BadEventError(400, validationProblem(err));
+  }
+  // Type, kind and data shape: throws 422 when the event is well formed but not ours.
+  toTrigger(event);
+  return event;
+}

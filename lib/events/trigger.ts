@@ -1,0 +1,78 @@
+// CloudEvent → Trigger: which object changed, nothing more. Pure; throws
+// BadEventError (422) for events Swarm cannot act on.
+import { checkAssignmentChanged, checkKubeObject, checkObjectRef } from './data.js';
+import { BadEventError } from './errors.js';
+import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE } from './types.js';
+import type { KubeObject, Mode, Trigger, Verb, WatchedKind } from './types.js';
+
+/** The fields of a CloudEvent we read (the SDK's CloudEvent has them; so does a plain object). */
+export interface EventLike {
+  type: string;
+  data?: unknown;
+  [attribute: string]: unknown;
+}
+
+const apiServerTypes = new Map<string, { mode: Mode; verb: Verb }>(
+  (['resource', 'ref'] as const).flatMap((mode) =>
+    (['add', 'update', 'delete'] as const).map((verb) => [APISERVER_EVENT_TYPES[mode][verb], { mode, verb }] as const),
+  ),
+);
+
+export const KNOWN_EVENT_TYPES: readonly string[] = [...apiServerTypes.keys(), ASSIGNMENT_CHANGED_TYPE];
+
+/** The API group each watched kind must come from: a `Pod` of another group is not ours. */
+const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
+  Swarm: (v) => v.startsWith('k8slab.info/'),
+  StatefulSet: (v) => v.startsWith('apps/'),
+  Pod: (v) => v === 'v1',
+};
+
+function watchedKind(kind: string, apiVersion: string): WatchedKind {
+  const accepts = (WATCHED_KINDS as Record<string, ((v: string) => boolean) | undefined>)[kind];
+  if (!accepts || !accepts(apiVersion)) {
+    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps) and Pod (v1) events`);
+  }
+  return kind as WatchedKind;
+}
+
+/** The StatefulSet controlling a Pod, if its ownerReferences say so. */
+export function owningStatefulSet(pod: KubeObject): string | undefined {
+  const owners = (pod.metadata.ownerReferences ?? []).filter((o) => o?.kind === 'StatefulSet' && String(o.apiVersion).startsWith('apps/'));
+  return (owners.find((o) => o.controller === true) ?? owners[0])?.name;
+}
+
+export function toTrigger(event: EventLike): Trigger {
+  if (event.type === ASSIGNMENT_CHANGED_TYPE) {
+    const checked = checkAssignmentChanged(event.data);
+    if (!checked.ok) throw new BadEventError(422, checked.problem);
+    const { swarm, version, workers } = checked.value;
+    return { source: 'swarm', type: 'assignment.changed', ...swarm, version, workers };
+  }
+  const typed = apiServerTypes.get(event.type);
+  if (!typed) {
+    throw new BadEventError(422, `unknown event type ${JSON.stringify(event.type)} (expected one of ${KNOWN_EVENT_TYPES.join(', ')})`);
+  }
+  const { mode, verb } = typed;
+  if (mode === 'ref') {
+    const ref = checkObjectRef(event.data);
+    if (!ref.ok) throw new BadEventError(422, `${event.type}: ${ref.problem}`);
+    const kind = watchedKind(ref.value.kind, ref.value.apiVersion);
+    return { source: 'apiserver', verb, mode, ...ref.value, kind };
+  }
+  const checked = checkKubeObject(event.data);
+  if (!checked.ok) throw new BadEventError(422, `${event.type}: ${checked.problem}`);
+  const object = checked.value;
+  // The adapter copies the object's kind into the `kind` extension; disagreement means a forged or mangled event.
+  if (typeof event.kind === 'string' && event.kind !== object.kind) {
+    throw new BadEventError(422, `${event.type}: the kind attribute says ${event.kind} but data is a ${object.kind}`);
+  }
+  const kind = watchedKind(object.kind, object.apiVersion);
+  const { name, namespace, uid } = object.metadata;
+  const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name, object };
+  if (typeof uid === 'string') trigger.uid = uid;
+  if (kind === 'Pod') {
+    const owner = owningStatefulSet(object);
+    if (owner !== undefined) trigger.ownerStatefulSet = owner;
+  }
+  return trigger;
+}

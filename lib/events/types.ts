@@ -1,0 +1,88 @@
+// The CloudEvents Swarm consumes and produces, as constants and plain data.
+
+/** What Knative's ApiServerSource adapter sends (knative.dev/eventing pkg/apis/sources/constants.go). */
+export const APISERVER_EVENT_TYPES = {
+  resource: {
+    add: 'dev.knative.apiserver.resource.add',
+    update: 'dev.knative.apiserver.resource.update',
+    delete: 'dev.knative.apiserver.resource.delete',
+  },
+  ref: {
+    add: 'dev.knative.apiserver.ref.add',
+    update: 'dev.knative.apiserver.ref.update',
+    delete: 'dev.knative.apiserver.ref.delete',
+  },
+} as const;
+
+/** Emitted by `assign` when it published a new assignment; consumed by `restart`. */
+export const ASSIGNMENT_CHANGED_TYPE = 'info.k8slab.swarm.assignment.changed';
+
+export type Verb = 'add' | 'update' | 'delete';
+/** Resource mode carries the whole object; ref mode only {apiVersion, kind, name, namespace}. */
+export type Mode = 'resource' | 'ref';
+export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod';
+
+/** A Kubernetes object as it travels in a resource-mode event: only what we rely on is typed. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid?: string; controller?: boolean }>;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** corev1.ObjectReference as the adapter fills it in ref mode. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+}
+
+/** Something changed in the API: a hint to go and read fresh state, never the state itself. */
+export interface ApiServerTrigger {
+  source: 'apiserver';
+  verb: Verb;
+  mode: Mode;
+  kind: WatchedKind;
+  apiVersion: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+  /** The object as the adapter saw it (resource mode only); may be stale. */
+  object?: KubeObject;
+  /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */
+  ownerStatefulSet?: string;
+}
+
+export interface SwarmRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface AssignmentChangedData {
+  swarm: SwarmRef;
+  /** The ConfigMap's top-level version after the change. */
+  version: number;
+  /** Pods whose share changed. */
+  workers: string[];
+}
+
+export interface AssignmentChangedTrigger {
+  source: 'swarm';
+  type: 'assignment.changed';
+  namespace: string;
+  name: string;
+  uid: string;
+  version: number;
+  workers: string[];
+}
+
+export type Trigger = ApiServerTrigger | AssignmentChangedTrigger;
