@@ -1,0 +1,22 @@
+// Reads what the runtime reproduction needs from the Dockerfile itself, so the
+// Node version and the entry points cannot drift from what the image runs.
+
+export interface DockerfileFacts {
+  readonly nodeVersion: string;
+  /** Stage name → the argv of its CMD (exec form). */
+  readonly commands: Readonly<Record<string, readonly string[]>>;
+}
+
+export function readDockerfile(text: string): DockerfileFacts {
+  const version = /^ARG NODE_VERSION=(\d+\.\d+\.\d+)\s*$/m.exec(text)?.[1];
+  if (!version) throw new Error('Dockerfile: no `ARG NODE_VERSION=x.y.z`');
+  const commands: Record<string, string[]> = {};
+  let stage: string | undefined;
+  for (const line of text.split('\n')) {
+    const from = /^FROM\s+\S+\s+AS\s+(\S+)/i.exec(line);
+    if (from) stage = from[1];
+    const cmd = /^CMD\s+(\[.*\])\s*$/.exec(line);
+    if (cmd && stage) commands[stage] = JSON.parse(cmd[1] as string) as string[];
+  }
+  return { nodeVersion: version, commands };
+}

@@ -1,0 +1,42 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createWorkerServer, type AssignmentView } from '../../examples/worker/server.js';
+
+let server: Server | undefined;
+
+async function serve(view: () => AssignmentView): Promise<string> {
+  server = createWorkerServer(view);
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+describe('reference worker HTTP', () => {
+  it('serves the current share on GET /assignment, read at request time', async () => {
+    let view: AssignmentView = { pod: 'swarm-worker-0', share: { jobs: ['stream:a'], version: 1 }, configVersion: 1, loadedAt: 't1' };
+    const base = await serve(() => view);
+    expect(await (await fetch(`${base}/assignment`)).json()).toEqual({
+      pod: 'swarm-worker-0',
+      jobs: ['stream:a'],
+      version: 1,
+      configVersion: 1,
+      loadedAt: 't1',
+    });
+    view = { ...view, share: { jobs: ['stream:b', 'stream:c'], version: 2 }, configVersion: 2 };
+    const body = (await (await fetch(`${base}/assignment`)).json()) as { jobs: string[]; version: number };
+    expect(body.jobs).toEqual(['stream:b', 'stream:c']);
+    expect(body.version).toBe(2);
+  });
+
+  it('answers /healthz with 200 and unknown paths with 404', async () => {
+    const base = await serve(() => ({ pod: 'p', share: { jobs: [], version: -1 }, configVersion: undefined, loadedAt: undefined }));
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+    expect((await fetch(`${base}/assignment`, { method: 'POST' })).status).toBe(405);
+  });
+});
