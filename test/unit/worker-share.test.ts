@@ -77,3 +77,14 @@ describe('nextState', () => {
     expect(step.state.share).toBe(EMPTY_SHARE);
   });
 });
+
+describe('nextState with the real config.yml parser', () => {
+  it('reads this pod\'s share from the YAML the assign function writes', async () => {
+    const { parse } = await import('../../lib/workerconfig/index.js');
+    const yaml = 'version: 2\nworkloads:\n  swarm-worker-0:\n    jobs: [stream:b, stream:a]\n    version: 2\n  swarm-worker-1:\n    jobs: [stream:c]\n    version: 1\n';
+    const step = nextState(INITIAL_STATE, yaml, 'swarm-worker-1', parse, new Date(0));
+    expect(step.state.share).toEqual({ jobs: ['stream:c'], version: 1 });
+    expect(step.state.configVersion).toBe(2);
+    expect(nextState(step.state, 'workloads: [', 'swarm-worker-1', parse, new Date(0)).kind).toBe('rejected');
+  });
+});
