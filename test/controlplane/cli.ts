@@ -1,0 +1,52 @@
+// `npm run cluster:up | cluster:down | cluster:status`: the long-lived local
+// cluster under .swarm/. `up` starts detached processes and returns.
+import { relative } from 'node:path';
+import { binPath, clusterStatus, defaultWorkDir, ensureBuilt, repoRoot, startCluster, stopCluster } from './cluster.js';
+
+async function main(command: string | undefined): Promise<number> {
+  switch (command) {
+    case 'build':
+      await ensureBuilt();
+      return 0;
+    case 'up': {
+      const cluster = await startCluster({ workDir: defaultWorkDir });
+      const kubeconfig = relative(repoRoot, cluster.kubeconfigPath);
+      process.stdout.write(
+        `cluster up: ${cluster.server}\n` +
+          `  export KUBECONFIG=${cluster.kubeconfigPath}\n` +
+          `  ${binPath('kubectl')} --kubeconfig ${kubeconfig} get nodes\n` +
+          `logs: ${relative(repoRoot, defaultWorkDir)}/logs/  stop: npm run cluster:down\n`,
+      );
+      return 0;
+    }
+    case 'down': {
+      const stopped = await stopCluster(defaultWorkDir);
+      process.stdout.write(stopped.length > 0 ? `stopped ${stopped.join(', ')}\n` : 'no cluster running\n');
+      return 0;
+    }
+    case 'status': {
+      const status = await clusterStatus(defaultWorkDir);
+      if (!status) {
+        process.stdout.write('no cluster (npm run cluster:up)\n');
+        return 1;
+      }
+      process.stdout.write(`server ${status.state.server}  kubeconfig ${status.state.kubeconfigPath}\n`);
+      for (const c of status.components) {
+        const health = c.healthy ? 'healthy' : c.running ? 'UNHEALTHY' : 'NOT RUNNING';
+        process.stdout.write(`  ${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${health}\n`);
+      }
+      return status.components.every((c) => c.healthy) ? 0 : 1;
+    }
+    default:
+      process.stderr.write('usage: tsx test/controlplane/cli.ts build|up|down|status\n');
+      return 2;
+  }
+}
+
+main(process.argv[2]).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

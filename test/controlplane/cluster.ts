@@ -1,0 +1,387 @@
+// A real, local Kubernetes control plane for development and integration
+// tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+// kwok (fake nodes whose pods become Running and Ready), on loopback ports,
+// built from pinned Go modules by build.ts.
+//
+// API:
+//   ensureBuilt(onProgress?)            build the binaries once (cached)
+//   startCluster(opts?) -> Cluster      start a cluster, resolve when nodes are Ready
+//   stopCluster(workDir?)               stop the cluster recorded under workDir
+//   clusterStatus(workDir?)             probe the cluster recorded under workDir
+//   binPath(name)                       absolute path of a built binary (e.g. kubectl)
+import { spawn } from 'node:child_process';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { binPath, ensureBuilt, isAlive, kwokStagesDir } from './build.js';
+import type { ClusterState, ComponentInputs, ComponentSpec, Health, Ports } from './components.js';
+import {
+  PORT_NAMES,
+  apiServerUrl,
+  fakeNode,
+  fakeNodeName,
+  layout,
+  nodeSchedulable,
+  renderKubeconfig,
+  startStages,
+} from './components.js';
+import { CLIENT_IDENTITIES, base64File, generatePki } from './pki.js';
+
+export { binPath, ensureBuilt } from './build.js';
+export type { ClusterState } from './components.js';
+
+/** The repository root (this file lives in test/controlplane). */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Work directory of the long-lived cluster of `npm run cluster:up`. */
+export const defaultWorkDir = join(repoRoot, '.swarm');
+
+export interface StartOptions {
+  /** Where kubeconfig, logs, data and state go; default `.swarm/`. */
+  workDir?: string;
+  /** Number of fake nodes (default 2). */
+  nodes?: number;
+  /** Remove workDir on stop (per-test-run clusters). */
+  ephemeral?: boolean;
+  /**
+   * If set, a watchdog stops the cluster when this process exits, however it
+   * exits (test runs pass their own pid so a killed runner leaves no orphans).
+   */
+  ownerPid?: number;
+  onProgress?: (line: string) => void;
+  /** How long to wait for the cluster to become usable (default 120 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface Cluster {
+  readonly kubeconfigPath: string;
+  readonly server: string;
+  readonly workDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(options: StartOptions = {}): Promise<Cluster> {
+  const onProgress = options.onProgress ?? ((line: string) => process.stderr.write(`[controlplane] ${line}\n`));
+  const started = Date.now();
+  await ensureBuilt(onProgress);
+  const l = layout(resolve(options.workDir ?? defaultWorkDir));
+  const existing = await readState(l.workDir);
+  if (existing && existing.processes.some((p) => isAlive(p.pid))) {
+    throw new Error(`a cluster is already running in ${l.workDir} (run \`npm run cluster:down\` first)`);
+  }
+  // A fresh cluster every time: old etcd data would carry objects from a
+  // previous run with certificates that no longer exist.
+  await rm(l.dataDir, { recursive: true, force: true });
+  await mkdir(l.logDir, { recursive: true });
+  await mkdir(l.etcdDir, { recursive: true, mode: 0o700 });
+
+  const pki = await generatePki(l.pkiDir);
+  const ports = await freePorts();
+  const server = apiServerUrl(ports);
+  const caData = await base64File(pki.caCert);
+  const writeIdentityKubeconfig = async (identity: (typeof CLIENT_IDENTITIES)[keyof typeof CLIENT_IDENTITIES], path: string) => {
+    const { cert, key } = pki.cert(identity);
+    await writeFile(
+      path,
+      renderKubeconfig({ server, user: identity.user, caData, certData: await base64File(cert), keyData: await base64File(key) }),
+      { mode: 0o600 },
+    );
+  };
+  const kubeconfigs = {
+    controllerManager: join(l.dataDir, 'kube-controller-manager.kubeconfig'),
+    scheduler: join(l.dataDir, 'kube-scheduler.kubeconfig'),
+    kwok: l.kubeconfig,
+  };
+  await writeIdentityKubeconfig(CLIENT_IDENTITIES.admin, l.kubeconfig);
+  await writeIdentityKubeconfig(CLIENT_IDENTITIES.controllerManager, kubeconfigs.controllerManager);
+  await writeIdentityKubeconfig(CLIENT_IDENTITIES.scheduler, kubeconfigs.scheduler);
+
+  const stagesDir = kwokStagesDir();
+  const inputs: ComponentInputs = {
+    ports,
+    layout: l,
+    bin: (name) => binPath(name as Parameters<typeof binPath>[0]),
+    kwokStageFiles: (await readdir(stagesDir)).sort().map((file) => join(stagesDir, file)),
+    pki,
+    kubeconfigs,
+  };
+  const admin = { ca: await readFile(pki.caCert), ...(await readPair(pki.cert(CLIENT_IDENTITIES.admin))) };
+
+  const processes: { name: string; pid: number; health: Health }[] = [];
+  const state = (): ClusterState => ({
+    workDir: l.workDir,
+    kubeconfigPath: l.kubeconfig,
+    server,
+    ports,
+    processes,
+    startedAt: new Date(started).toISOString(),
+    ephemeral: options.ephemeral ?? false,
+  });
+  const deadline = started + (options.readyTimeoutMs ?? 120_000);
+  try {
+    for (const stage of startStages(inputs)) {
+      for (const spec of stage) {
+        processes.push({ name: spec.name, pid: launch(spec, l.logDir), health: spec.health });
+        // Record as we go, so `cluster:down` can clean up even a half-started cluster.
+        await writeState(l.stateFile, state());
+      }
+      await Promise.all(stage.map((spec) => waitHealthy(spec, processes, admin, deadline, l.logDir)));
+    }
+    if (options.ownerPid) startWatchdog(options.ownerPid, state());
+    const nodeCount = options.nodes ?? 2;
+    for (let i = 0; i < nodeCount; i++) await kubeRequest(server, admin, 'POST', '/api/v1/nodes', fakeNode(i));
+    await waitFor('fake nodes Ready', deadline, async () => {
+      const list = (await kubeRequest(server, admin, 'GET', '/api/v1/nodes')) as { items: Parameters<typeof nodeSchedulable>[0][] };
+      return list.items.filter(nodeSchedulable).length >= nodeCount;
+    });
+    // Pods need their namespace's default ServiceAccount: proves the
+    // controller manager is acting, not just alive.
+    await waitFor('default ServiceAccount', deadline, async () =>
+      Boolean(await kubeRequest(server, admin, 'GET', '/api/v1/namespaces/default/serviceaccounts/default').catch(() => false)),
+    );
+  } catch (error) {
+    await stopProcesses(state());
+    throw error;
+  }
+  onProgress(
+    `cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s: ${server} (kubeconfig ${l.kubeconfig}, ${fakeNodeName(0)}…)`,
+  );
+  return { kubeconfigPath: l.kubeconfig, server, workDir: l.workDir, stop: async () => {
+    await stopCluster(l.workDir);
+  } };
+}
+
+async function readPair(pair: { cert: string; key: string }): Promise<{ cert: Buffer; key: Buffer }> {
+  return { cert: await readFile(pair.cert), key: await readFile(pair.key) };
+}
+
+/** Starts one component in its own process group, output appended to its log file. */
+function launch(spec: ComponentSpec, logDir: string): number {
+  const log = openSync(join(logDir, `${spec.name}.log`), 'a');
+  try {
+    const child = spawn(spec.command, spec.args, { detached: true, stdio: ['ignore', log, log] });
+    child.unref();
+    if (!child.pid) throw new Error(`could not start ${spec.name}`);
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/**
+ * A detached shell that outlives a crashed owner just long enough to stop
+ * the cluster: polls the owner pid, then terminates the process groups.
+ */
+function startWatchdog(ownerPid: number, state: ClusterState): void {
+  const groups = state.processes.map((p) => `-${p.pid}`).join(' ');
+  const cleanup = state.ephemeral ? `rm -rf -- ${shellQuote(state.workDir)}` : ':';
+  const script = [
+    `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done`,
+    `kill -TERM -- ${groups} 2>/dev/null`,
+    'sleep 5',
+    `kill -KILL -- ${groups} 2>/dev/null`,
+    cleanup,
+  ].join('; ');
+  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+async function waitHealthy(
+  spec: ComponentSpec,
+  processes: readonly { name: string; pid: number }[],
+  admin: { ca: Buffer; cert: Buffer; key: Buffer },
+  deadline: number,
+  logDir: string,
+): Promise<void> {
+  const pid = processes.find((p) => p.name === spec.name)?.pid ?? 0;
+  await waitFor(`${spec.name} healthy`, deadline, async () => {
+    if (!isAlive(pid) || isZombieOrGone(pid)) {
+      const log = await readFile(join(logDir, `${spec.name}.log`), 'utf8').catch(() => '');
+      throw new Error(`${spec.name} exited during start-up; last log lines:\n${log.split('\n').slice(-20).join('\n')}`);
+    }
+    return probe(spec.health, admin);
+  });
+}
+
+/** A detached child we never wait on lingers as a zombie after it exits. */
+function isZombieOrGone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return !isAlive(pid);
+  }
+}
+
+async function waitFor(what: string, deadline: number, check: () => Promise<boolean>): Promise<void> {
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      if (error instanceof Error && error.message.includes('exited during start-up')) throw error;
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** True when the component answers its health endpoint with 200. */
+export function probe(health: Health, admin?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<boolean> {
+  return new Promise((resolve) => {
+    const url = new URL(health.url);
+    const options = {
+      timeout: 2000,
+      ...(health.kind === 'https-insecure' ? { rejectUnauthorized: false } : {}),
+      ...(health.kind === 'https-admin' && admin ? { ca: admin.ca, cert: admin.cert, key: admin.key } : {}),
+    };
+    const req = (health.kind === 'http' ? httpRequest : httpsRequest)(url, options, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+/** A minimal JSON client for start-up chores, authenticated as admin. */
+function kubeRequest(
+  server: string,
+  admin: { ca: Buffer; cert: Buffer; key: Buffer },
+  method: string,
+  path: string,
+  body?: object,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const payload = body ? JSON.stringify(body) : undefined;
+    const headers: OutgoingHttpHeaders = { accept: 'application/json' };
+    if (payload) headers['content-type'] = 'application/json';
+    const req = httpsRequest(
+      new URL(path, server),
+      { method, ca: admin.ca, cert: admin.cert, key: admin.key, headers, timeout: 10_000 },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve(text ? JSON.parse(text) : undefined);
+          else reject(new Error(`${method} ${path}: ${status} ${text.slice(0, 500)}`));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timeout`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Distinct free loopback ports, held open together so none is handed out twice. */
+async function freePorts(): Promise<Ports> {
+  const servers = await Promise.all(
+    PORT_NAMES.map(
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.on('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = Object.fromEntries(
+    PORT_NAMES.map((name, i) => {
+      const address = servers[i]?.address();
+      if (!address || typeof address === 'string') throw new Error('no port');
+      return [name, address.port];
+    }),
+  ) as unknown as Ports;
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+async function writeState(path: string, state: ClusterState): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(state, null, 2) + '\n');
+  await rename(`${path}.tmp`, path);
+}
+
+export async function readState(workDir: string = defaultWorkDir): Promise<ClusterState | undefined> {
+  const path = layout(resolve(workDir)).stateFile;
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(await readFile(path, 'utf8')) as ClusterState;
+}
+
+/** Stops the cluster recorded under workDir (no-op if none). Returns what it stopped. */
+export async function stopCluster(workDir: string = defaultWorkDir): Promise<string[]> {
+  const state = await readState(workDir);
+  if (!state) return [];
+  const stopped = await stopProcesses(state);
+  if (state.ephemeral) await rm(state.workDir, { recursive: true, force: true });
+  else await rm(layout(state.workDir).stateFile, { force: true });
+  return stopped;
+}
+
+/** SIGTERM each process group (newest first), then SIGKILL whatever is left after 10 s. */
+async function stopProcesses(state: ClusterState): Promise<string[]> {
+  const running = [...state.processes].reverse().filter((p) => isAlive(p.pid));
+  for (const p of running) signalGroup(p.pid, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (running.some((p) => isAlive(p.pid) && !isZombieOrGone(p.pid)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  for (const p of running) if (isAlive(p.pid)) signalGroup(p.pid, 'SIGKILL');
+  return running.map((p) => p.name);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+export interface ComponentStatus {
+  readonly name: string;
+  readonly pid: number;
+  readonly running: boolean;
+  readonly healthy: boolean;
+}
+
+/** Probes every recorded component; undefined when no cluster is recorded. */
+export async function clusterStatus(
+  workDir: string = defaultWorkDir,
+): Promise<{ state: ClusterState; components: ComponentStatus[] } | undefined> {
+  const state = await readState(workDir);
+  if (!state) return undefined;
+  const pki = join(layout(state.workDir).pkiDir);
+  const admin = {
+    ca: await readFile(join(pki, 'ca.crt')).catch(() => Buffer.alloc(0)),
+    cert: await readFile(join(pki, 'admin.crt')).catch(() => Buffer.alloc(0)),
+    key: await readFile(join(pki, 'admin.key')).catch(() => Buffer.alloc(0)),
+  };
+  const components = await Promise.all(
+    state.processes.map(async (p) => {
+      const running = isAlive(p.pid) && !isZombieOrGone(p.pid);
+      return { name: p.name, pid: p.pid, running, healthy: running && (await probe(p.health, admin)) };
+    }),
+  );
+  return { state, components };
+}
+
+/** A cluster is reusable when every component is running and healthy. */
+export async function healthyCluster(workDir: string = defaultWorkDir): Promise<ClusterState | undefined> {
+  const status = await clusterStatus(workDir);
+  if (!status || status.components.length === 0) return undefined;
+  return status.components.every((c) => c.healthy) ? status.state : undefined;
+}

@@ -1,0 +1,277 @@
+// What a local cluster runs, as plain data: the on-disk layout, the command
+// line of each component, how to probe its health, the kubeconfigs, and the
+// fake KWOK nodes. Pure functions; cluster.ts executes them.
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+
+export interface Ports {
+  readonly etcdClient: number;
+  readonly etcdPeer: number;
+  readonly apiserver: number;
+  readonly controllerManager: number;
+  readonly scheduler: number;
+  readonly kwok: number;
+}
+
+export const PORT_NAMES: readonly (keyof Ports)[] = [
+  'etcdClient',
+  'etcdPeer',
+  'apiserver',
+  'controllerManager',
+  'scheduler',
+  'kwok',
+];
+
+/** Where a cluster keeps its files; everything lives under `workDir`. */
+export interface Layout {
+  readonly workDir: string;
+  readonly stateFile: string;
+  readonly kubeconfig: string;
+  readonly logDir: string;
+  readonly dataDir: string;
+  readonly pkiDir: string;
+  readonly etcdDir: string;
+}
+
+export function layout(workDir: string): Layout {
+  const dataDir = join(workDir, 'cluster');
+  return {
+    workDir,
+    stateFile: join(workDir, 'cluster.json'),
+    kubeconfig: join(workDir, 'kubeconfig'),
+    logDir: join(workDir, 'logs'),
+    dataDir,
+    pkiDir: join(dataDir, 'pki'),
+    etcdDir: join(dataDir, 'etcd'),
+  };
+}
+
+/** Inputs of the command lines: where binaries, certificates and kubeconfigs are. */
+export interface ComponentInputs {
+  readonly ports: Ports;
+  readonly layout: Layout;
+  readonly bin: (name: string) => string;
+  readonly kwokStageFiles: readonly string[];
+  readonly pki: {
+    readonly caCert: string;
+    readonly caKey: string;
+    readonly servingCert: string;
+    readonly servingKey: string;
+    readonly serviceAccountKey: string;
+    readonly serviceAccountPub: string;
+  };
+  /** Kubeconfig file per component identity. */
+  readonly kubeconfigs: { readonly controllerManager: string; readonly scheduler: string; readonly kwok: string };
+}
+
+export type Health =
+  | { readonly kind: 'http'; readonly url: string }
+  /** TLS with a self-signed serving certificate on loopback: only liveness matters. */
+  | { readonly kind: 'https-insecure'; readonly url: string }
+  /** TLS verified against the cluster CA, authenticated as admin. */
+  | { readonly kind: 'https-admin'; readonly url: string };
+
+export interface ComponentSpec {
+  readonly name: ComponentName;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly health: Health;
+}
+
+export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
+
+/** Annotation by which our kwok picks the nodes it simulates. */
+export const FAKE_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
+
+const loopback = '127.0.0.1';
+
+export function apiServerUrl(ports: Ports): string {
+  return `https://${loopback}:${ports.apiserver}`;
+}
+
+export function etcdSpec({ ports, layout: l, bin }: ComponentInputs): ComponentSpec {
+  const client = `http://${loopback}:${ports.etcdClient}`;
+  const peer = `http://${loopback}:${ports.etcdPeer}`;
+  return {
+    name: 'etcd',
+    command: bin('etcd'),
+    args: [
+      '--name=swarm',
+      `--data-dir=${l.etcdDir}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=swarm=${peer}`,
+      // A throwaway test cluster: durability is not worth the fsync latency.
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    health: { kind: 'http', url: `${client}/health` },
+  };
+}
+
+export function apiServerSpec({ ports, bin, pki }: ComponentInputs): ComponentSpec {
+  return {
+    name: 'kube-apiserver',
+    command: bin('kube-apiserver'),
+    args: [
+      `--etcd-servers=http://${loopback}:${ports.etcdClient}`,
+      `--bind-address=${loopback}`,
+      `--advertise-address=${loopback}`,
+      `--secure-port=${ports.apiserver}`,
+      `--tls-cert-file=${pki.servingCert}`,
+      `--tls-private-key-file=${pki.servingKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=RBAC,Node',
+      `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      // A loopback advertise address cannot be published as the `kubernetes`
+      // Service endpoint; nothing in-cluster needs it here.
+      '--endpoint-reconciler-type=none',
+      '--profiling=false',
+    ],
+    health: { kind: 'https-admin', url: `${apiServerUrl(ports)}/readyz` },
+  };
+}
+
+export function controllerManagerSpec({ ports, bin, pki, kubeconfigs }: ComponentInputs): ComponentSpec {
+  return {
+    name: 'kube-controller-manager',
+    command: bin('kube-controller-manager'),
+    args: [
+      `--kubeconfig=${kubeconfigs.controllerManager}`,
+      `--bind-address=${loopback}`,
+      `--secure-port=${ports.controllerManager}`,
+      // Every controller acts under its own service account, as in a real cluster,
+      // so RBAC for the built-in controllers is exercised too.
+      '--use-service-account-credentials=true',
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--root-ca-file=${pki.caCert}`,
+      `--cluster-signing-cert-file=${pki.caCert}`,
+      `--cluster-signing-key-file=${pki.caKey}`,
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      // One instance: skipping leader election saves the lease wait at start.
+      '--leader-elect=false',
+      '--profiling=false',
+    ],
+    health: { kind: 'https-insecure', url: `https://${loopback}:${ports.controllerManager}/healthz` },
+  };
+}
+
+export function schedulerSpec({ ports, bin, kubeconfigs }: ComponentInputs): ComponentSpec {
+  return {
+    name: 'kube-scheduler',
+    command: bin('kube-scheduler'),
+    args: [
+      `--kubeconfig=${kubeconfigs.scheduler}`,
+      `--bind-address=${loopback}`,
+      `--secure-port=${ports.scheduler}`,
+      '--leader-elect=false',
+      '--profiling=false',
+    ],
+    health: { kind: 'https-insecure', url: `https://${loopback}:${ports.scheduler}/healthz` },
+  };
+}
+
+export function kwokSpec({ ports, bin, kubeconfigs, kwokStageFiles }: ComponentInputs): ComponentSpec {
+  return {
+    name: 'kwok',
+    command: bin('kwok'),
+    args: [
+      `--kubeconfig=${kubeconfigs.kwok}`,
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
+      `--node-ip=${loopback}`,
+      `--node-port=${ports.kwok}`,
+      `--server-address=${loopback}:${ports.kwok}`,
+      ...kwokStageFiles.map((file) => `--config=${file}`),
+    ],
+    health: { kind: 'http', url: `http://${loopback}:${ports.kwok}/healthz` },
+  };
+}
+
+/** Start order: each stage waits for the previous one to be healthy. */
+export function startStages(inputs: ComponentInputs): ComponentSpec[][] {
+  return [
+    [etcdSpec(inputs)],
+    [apiServerSpec(inputs)],
+    [controllerManagerSpec(inputs), schedulerSpec(inputs), kwokSpec(inputs)],
+  ];
+}
+
+export interface KubeconfigInput {
+  readonly server: string;
+  readonly user: string;
+  readonly caData: string;
+  readonly certData?: string;
+  readonly keyData?: string;
+  readonly token?: string;
+}
+
+/** A single-context kubeconfig with everything embedded, so it can be copied anywhere. */
+export function renderKubeconfig(input: KubeconfigInput): string {
+  const user: Record<string, string> = {};
+  if (input.certData) user['client-certificate-data'] = input.certData;
+  if (input.keyData) user['client-key-data'] = input.keyData;
+  if (input.token) user.token = input.token;
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'swarm-local', cluster: { server: input.server, 'certificate-authority-data': input.caData } }],
+    users: [{ name: input.user, user }],
+    contexts: [{ name: 'swarm-local', context: { cluster: 'swarm-local', user: input.user } }],
+    'current-context': 'swarm-local',
+  });
+}
+
+export function fakeNodeName(index: number): string {
+  return `kwok-node-${index}`;
+}
+
+/** A Node object for kwok to simulate. Untainted, so ordinary pods schedule onto it. */
+export function fakeNode(index: number): object {
+  const name = fakeNodeName(index);
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [FAKE_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        type: 'kwok',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+      },
+    },
+  };
+}
+
+interface NodeLike {
+  readonly spec?: { readonly taints?: readonly { readonly key: string; readonly effect: string }[] };
+  readonly status?: { readonly conditions?: readonly { readonly type: string; readonly status: string }[] };
+}
+
+/** Ready, and the node lifecycle controller has lifted its not-ready taints. */
+export function nodeSchedulable(node: NodeLike): boolean {
+  const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const notReadyTaint = node.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ?? false;
+  return ready && !notReadyTaint;
+}
+
+/** What `cluster.json` records so another process can find, probe and stop a cluster. */
+export interface ClusterState {
+  readonly workDir: string;
+  readonly kubeconfigPath: string;
+  readonly server: string;
+  readonly ports: Ports;
+  readonly processes: readonly { readonly name: string; readonly pid: number; readonly health: Health }[];
+  readonly startedAt: string;
+  /** Whether `stop` deletes the work directory (per-test-run clusters do). */
+  readonly ephemeral: boolean;
+}

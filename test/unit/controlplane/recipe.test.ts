@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Pins } from '../../controlplane/recipe.js';
+import {
+  cacheKey,
+  goBuildArgs,
+  inheritedReplaces,
+  parseGoMod,
+  renderToolGoMod,
+  stagingVersion,
+  toolSpecs,
+} from '../../controlplane/recipe.js';
+
+const pins: Pins = {
+  kubernetes: 'v1.36.4',
+  etcd: 'v3.6.16',
+  kwok: 'v0.8.0',
+  knativeEventing: 'v0.47.0',
+  goBuildFlags: ['-trimpath'],
+  goLdflags: '-s -w',
+};
+
+const kubernetesGoMod = `// This is a generated file. Do not edit directly.
+module k8s.io/kubernetes
+
+go 1.26.0
+
+godebug default=go1.26
+
+require (
+	github.com/spf13/cobra v1.10.0
+	k8s.io/api v0.0.0
+)
+
+replace (
+	k8s.io/api => ./staging/src/k8s.io/api
+	k8s.io/client-go => ./staging/src/k8s.io/client-go // staging
+)
+
+replace github.com/example/forked => github.com/example/fork v1.2.3
+`;
+
+function tool(id: string) {
+  const found = toolSpecs(pins).find((t) => t.id === id);
+  if (!found) throw new Error(`no tool ${id}`);
+  return found;
+}
+
+describe('control plane build recipe', () => {
+  it('reads go directive, godebug settings and replace directives of an upstream go.mod', () => {
+    const parsed = parseGoMod(kubernetesGoMod);
+    expect(parsed.goVersion).toBe('1.26.0');
+    expect(parsed.godebug).toEqual(['default=go1.26']);
+    expect(parsed.replaces).toEqual([
+      { from: 'k8s.io/api', to: './staging/src/k8s.io/api' },
+      { from: 'k8s.io/client-go', to: './staging/src/k8s.io/client-go' },
+      { from: 'github.com/example/forked', to: 'github.com/example/fork', toVersion: 'v1.2.3' },
+    ]);
+  });
+
+  it('maps kubernetes v1.X.Y to staging modules v0.X.Y', () => {
+    expect(stagingVersion('v1.36.4')).toBe('v0.36.4');
+    expect(stagingVersion('v1.35.10')).toBe('v0.35.10');
+    expect(() => stagingVersion('v1.36')).toThrow();
+  });
+
+  it('turns local staging replaces into published modules and keeps module replaces', () => {
+    const replaces = inheritedReplaces(parseGoMod(kubernetesGoMod), 'v1.36.4');
+    expect(replaces).toEqual([
+      { from: 'k8s.io/api', to: 'k8s.io/api', toVersion: 'v0.36.4' },
+      { from: 'k8s.io/client-go', to: 'k8s.io/client-go', toVersion: 'v0.36.4' },
+      { from: 'github.com/example/forked', to: 'github.com/example/fork', toVersion: 'v1.2.3' },
+    ]);
+  });
+
+  it('refuses a local replace that has no published module', () => {
+    const upstream = parseGoMod('module x\n\ngo 1.26\n\nreplace example.com/a => ../a\n');
+    expect(() => inheritedReplaces(upstream, 'v1.36.4')).toThrow(/no published module/);
+  });
+
+  it('renders a scratch go.mod that requires the pinned module and lists its binaries as tools', () => {
+    const goMod = renderToolGoMod(tool('kubernetes'), parseGoMod(kubernetesGoMod));
+    expect(goMod).toContain('module swarm.local/controlplane/kubernetes');
+    expect(goMod).toContain('go 1.26.0');
+    expect(goMod).toContain('godebug default=go1.26');
+    expect(goMod).toContain('require k8s.io/kubernetes v1.36.4');
+    expect(goMod).toContain('\tk8s.io/client-go => k8s.io/client-go v0.36.4');
+    expect(goMod).toContain('\tk8s.io/kubernetes/cmd/kube-apiserver');
+    expect(goMod).toContain('\tk8s.io/kubernetes/cmd/kubectl');
+  });
+
+  it('has no replace block for a module without replaces', () => {
+    const goMod = renderToolGoMod(tool('etcd'), parseGoMod('module go.etcd.io/etcd/server/v3\n\ngo 1.26.0\n'));
+    expect(goMod).not.toContain('replace');
+    expect(goMod).toContain('require go.etcd.io/etcd/server/v3 v3.6.16');
+  });
+
+  it('builds stripped, path-trimmed binaries with the kubernetes version stamped in', () => {
+    const args = goBuildArgs(pins, tool('kubernetes'), { name: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' }, '/out/kubectl');
+    expect(args.slice(0, 2)).toEqual(['build', '-trimpath']);
+    const ldflags = args.find((a) => a.startsWith('-ldflags='));
+    expect(ldflags).toContain('-s -w');
+    expect(ldflags).toContain('-X k8s.io/component-base/version.gitVersion=v1.36.4');
+    expect(ldflags).toContain('-X k8s.io/component-base/version.gitMinor=36');
+    expect(args.slice(-3)).toEqual(['-o', '/out/kubectl', 'k8s.io/kubernetes/cmd/kubectl']);
+  });
+
+  it('keys the cache by every pin, so a bump is a rebuild', () => {
+    const key = cacheKey(pins);
+    expect(key).toMatch(/^cp-[0-9a-f]{12}$/);
+    expect(cacheKey({ ...pins })).toBe(key);
+    expect(cacheKey({ ...pins, kubernetes: 'v1.36.3' })).not.toBe(key);
+    expect(cacheKey({ ...pins, etcd: 'v3.6.15' })).not.toBe(key);
+    expect(cacheKey({ ...pins, kwok: 'v0.7.0' })).not.toBe(key);
+    expect(cacheKey({ ...pins, knativeEventing: 'v0.46.0' })).not.toBe(key);
+    expect(cacheKey({ ...pins, goLdflags: '' })).not.toBe(key);
+  });
+});
