@@ -5,4 +5,4 @@ export { AssignmentInputError } from './errors.js';
 export { toJob, compareNames, MAX_WEIGHT, MIN_WEIGHT } from './jobs.js';
 export { parseJobList } from './job-list.js';
 export { hash32 } from './hash.js';
-export { ordinalOf, sortWorkers, workerName } from './workers.js';
+export { compareWorkers, ordinalOf, sortWorkers, workerName } from './workers.js';

@@ -26,3 +26,11 @@ export function sortWorkers(statefulSetName: string, names: Iterable<string>): s
     return a < b ? -1 : a > b ? 1 : 0;
   });
 }
+
+/** Pod names in natural order: same prefix → by trailing ordinal (w-2 before w-10), else code units. */
+export function compareWorkers(a: string, b: string): number {
+  const ma = /^(.*)-(0|[1-9][0-9]*)$/.exec(a);
+  const mb = /^(.*)-(0|[1-9][0-9]*)$/.exec(b);
+  if (ma && mb && ma[1] === mb[1]) return Number(ma[2]) - Number(mb[2]);
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,4 @@
+export type { WorkerConfig, WorkerShare } from './types.js';
+export { render } from './render.js';
+export { parse, WorkerConfigError } from './parse.js';
+export { assignmentOf, nextConfig } from './versions.js';

@@ -1,0 +1,42 @@
+// Version bookkeeping: the top-level version counts changes; a worker's
+// version is the top-level version at which its own share last changed, so a
+// worker compares it with the version it runs to know whether to restart.
+import type { Assignment } from '../assignment/types.js';
+import type { WorkerConfig, WorkerShare } from './types.js';
+
+export function assignmentOf(config: WorkerConfig): Assignment {
+  const assignment: Record<string, readonly string[]> = {};
+  for (const [worker, share] of Object.entries(config.workloads)) assignment[worker] = share.jobs;
+  return assignment;
+}
+
+/** The config for `assignment`; `previous` itself when nothing changed. The first config is version 1. */
+export function nextConfig(previous: WorkerConfig | undefined, assignment: Assignment): WorkerConfig {
+  if (previous === undefined) {
+    return { version: 1, workloads: shares(assignment, () => 1) };
+  }
+  const version = previous.version + 1;
+  const next = shares(assignment, (worker, jobs) => {
+    const before = previous.workloads[worker];
+    return before !== undefined && sameJobs(before.jobs, jobs) ? before.version : version;
+  });
+  const unchanged =
+    Object.keys(previous.workloads).length === Object.keys(next).length &&
+    Object.entries(next).every(([worker, share]) => previous.workloads[worker] !== undefined && share.version !== version);
+  return unchanged ? previous : { version, workloads: next };
+}
+
+function shares(assignment: Assignment, versionOf: (worker: string, jobs: readonly string[]) => number): Record<string, WorkerShare> {
+  const result: Record<string, WorkerShare> = {};
+  for (const [worker, jobs] of Object.entries(assignment)) {
+    const sorted = [...jobs].sort();
+    result[worker] = { jobs: sorted, version: versionOf(worker, sorted) };
+  }
+  return result;
+}
+
+function sameJobs(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((job) => set.has(job));
+}
