@@ -248,3 +248,23 @@ function toV1ConfigMap(cm: ConfigMapView): k8s.V1ConfigMap {
     ...(cm.binaryData ? { binaryData: cm.binaryData } : {}),
   };
 }
+
+/**
+ * A client for when no cluster configuration could be loaded: the server still
+ * starts and answers health checks; every event gets a retryable 503.
+ */
+export function unreachableClient(reason: string): KubeClient {
+  const fail = () => Promise.reject(new KubeError('Transient', 503, `no Kubernetes API: ${reason}`, 'connect'));
+  return {
+    getSwarm: fail,
+    listSwarms: fail,
+    replaceSwarmStatus: fail,
+    getStatefulSet: fail,
+    listPods: fail,
+    getConfigMap: fail,
+    createConfigMap: fail,
+    replaceConfigMap: fail,
+    deletePod: fail,
+    createEvent: fail,
+  };
+}

@@ -1,0 +1,42 @@
+// assign: Swarm and StatefulSet events in → the Swarm's worker ConfigMap and
+// status converged → `assignment.changed` replied when restarts are due.
+import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
+import type { Trigger } from '../../lib/events/types.js';
+import { keyString } from '../../lib/decisions/routing.js';
+import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assign.js';
+import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
+import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import type { FunctionResponse, SwarmFunction } from '../function.js';
+
+export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
+  return {
+    name: 'assign',
+    accepts: (t: Trigger) => t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet'),
+    async handle(trigger): Promise<FunctionResponse> {
+      const keys = await swarmKeysFor(env, trigger);
+      const runs = await Promise.all(keys.map((key) => coalescer.run(`assign:${keyString(key)}`, () => reconcileAssign(env, key))));
+      runs.forEach((r) => onOutcome?.(r.value));
+      const summary = { function: 'assign', swarms: runs.map((r) => ({ ...summarize(r.value), coalesced: r.shared })) };
+      // One reply per response (Knative takes one); a coalesced caller leaves it to the first.
+      const notify = runs.find((r) => !r.shared && r.value.notify && r.value.swarmUid && r.value.version !== undefined)?.value;
+      if (!notify) return { status: 202, summary };
+      const reply = assignmentChangedEvent({
+        swarm: { namespace: notify.key.namespace, name: notify.key.name, uid: notify.swarmUid ?? '' },
+        version: notify.version ?? 0,
+        workers: notify.changedWorkers,
+      });
+      return { status: 200, summary, reply };
+    },
+  };
+}
+
+const summarize = (o: AssignOutcome) => ({
+  swarm: keyString(o.key),
+  result: o.result,
+  ...(o.reason ? { reason: o.reason, message: o.message } : {}),
+  ...(o.version !== undefined ? { version: o.version } : {}),
+  changedWorkers: o.changedWorkers,
+  moved: o.moved,
+  writes: o.writes,
+});

@@ -1,0 +1,97 @@
+// POST / : HTTP → CloudEvent → trigger → function → HTTP answer.
+// The answer codes are chosen for Knative's dispatcher: bad input gets a final
+// 4xx (400/413/415/422, dead-lettered, never retried); only transient failures
+// get 5xx (retried with backoff); a vanished object is a 2xx no-op.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { HTTP, type CloudEvent } from 'cloudevents';
+import { BadEventError } from '../lib/events/errors.js';
+import { DEFAULT_MAX_BODY_BYTES, fromHttp } from '../lib/events/http.js';
+import { toTrigger } from '../lib/events/trigger.js';
+import type { Trigger } from '../lib/events/types.js';
+import { isKubeError } from '../lib/kube/errors.js';
+import type { Logger } from '../lib/observability/logger.js';
+import type { Metrics } from '../lib/observability/metrics.js';
+import { traceReconcile, traceReply } from '../lib/observability/tracing.js';
+import type { FunctionResponse, SwarmFunction } from './function.js';
+
+export interface EventRouteOptions {
+  /** The functions this host serves. With one, events it does not take are refused (422). */
+  functions: readonly SwarmFunction[];
+  log: Logger;
+  metrics?: Metrics;
+  maxBodyBytes?: number;
+}
+
+/** The HTTP status for a failure, and whether the broker should retry. */
+export function failureStatus(err: unknown): { status: number; error: string } {
+  if (err instanceof BadEventError) return { status: err.status, error: err.problem };
+  if (isKubeError(err, 'Transient') || isKubeError(err, 'Conflict')) return { status: 503, error: err.message };
+  if (isKubeError(err)) return { status: 500, error: err.message };
+  return { status: 500, error: err instanceof Error ? err.message : String(err) };
+}
+
+export function eventRoute(options: EventRouteOptions) {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const router = express.Router();
+  router.post('/', express.raw({ type: () => true, limit: maxBodyBytes }), async (req: Request, res: Response) => {
+    const started = performance.now();
+    let event: CloudEvent<unknown> | undefined;
+    let fn: SwarmFunction | undefined;
+    try {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      event = fromHttp(req.headers, body, { maxBodyBytes });
+      const trigger = toTrigger(event);
+      fn = pick(options.functions, trigger);
+      const chosen = fn;
+      const result = await traceReconcile(
+        { functionName: chosen.name, headers: req.headers, event, ...(options.metrics ? { metrics: options.metrics } : {}), outcomeOf: outcomeLabel },
+        async () => {
+          const r = await chosen.handle(trigger);
+          return r.reply ? { ...r, reply: traceReply(r.reply) } : r;
+        },
+      );
+      options.log.info(
+        { event: event.id, type: event.type, function: chosen.name, ...result.summary, ms: Math.round(performance.now() - started) },
+        'handled',
+      );
+      if (result.reply) {
+        // The reply travels back to the broker in the response, in binary mode.
+        const message = HTTP.binary(result.reply);
+        res.status(200).set(message.headers as Record<string, string>).send(message.body);
+        return;
+      }
+      res.status(result.status).json(result.summary);
+    } catch (err) {
+      const { status, error } = failureStatus(err);
+      // Reconcile failures are counted by traceReconcile; rejections never reach it.
+      if (err instanceof BadEventError) {
+        options.metrics?.events.inc({ function: fn?.name ?? 'none', type: event?.type ?? 'unparsed', outcome: 'rejected' });
+      }
+      const log = status >= 500 ? options.log.warn.bind(options.log) : options.log.info.bind(options.log);
+      log({ event: event?.id, type: event?.type, status, error, ms: Math.round(performance.now() - started) }, status >= 500 ? 'failed, broker will retry' : 'rejected');
+      res.status(status).json({ error, status });
+    }
+  });
+  return router;
+}
+
+function pick(functions: readonly SwarmFunction[], trigger: Trigger): SwarmFunction {
+  const fn = functions.find((f) => f.accepts(trigger));
+  if (fn) return fn;
+  const what = trigger.source === 'swarm' ? 'assignment.changed' : `${trigger.kind} ${trigger.verb}`;
+  throw new BadEventError(422, `function ${functions.map((f) => f.name).join('/')} does not handle ${what} events: check the Trigger filters`);
+}
+
+const outcomeLabel = (r: FunctionResponse): string => {
+  const results = (r.summary.swarms as Array<{ result: string }> | undefined)?.map((s) => s.result) ?? [];
+  return results.length ? [...new Set(results)].sort().join('+') : 'ignored';
+};
+
+/** Express error handler: body over the limit (413) and unreadable bodies (400) as JSON. */
+export function jsonErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
+  if (res.headersSent) return next(err);
+  const e = err as { status?: number; type?: string; message?: string };
+  const status = e.type === 'entity.too.large' ? 413 : typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
+  const error = status === 413 ? `body exceeds the limit: ${e.message ?? ''}`.trim() : (e.message ?? 'internal error');
+  res.status(status).json({ error, status });
+}

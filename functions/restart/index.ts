@@ -1,0 +1,36 @@
+// restart: `assignment.changed` and Pod events in → pods still holding an
+// older share deleted, in handoff order and within maxUnavailable.
+import type { Trigger } from '../../lib/events/types.js';
+import { keyString } from '../../lib/decisions/routing.js';
+import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
+import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import { reconcileRestart, type RestartOutcome } from '../../lib/reconcilers/restart.js';
+import type { FunctionResponse, SwarmFunction } from '../function.js';
+
+export function restartFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: RestartOutcome) => void): SwarmFunction {
+  return {
+    name: 'restart',
+    accepts: (t: Trigger) => t.source === 'swarm' || t.kind === 'Pod',
+    async handle(trigger): Promise<FunctionResponse> {
+      const keys = await swarmKeysFor(env, trigger);
+      const runs = await Promise.all(keys.map((key) => coalescer.run(`restart:${keyString(key)}`, () => reconcileRestart(env, key))));
+      runs.forEach((r) => onOutcome?.(r.value));
+      return {
+        status: 202,
+        summary: {
+          function: 'restart',
+          swarms: runs.map(({ value: o, shared }) => ({
+            swarm: keyString(o.key),
+            result: o.result,
+            restarted: o.restarted,
+            outstanding: o.outstanding,
+            ...(o.waiting ? { waiting: o.waiting } : {}),
+            writes: o.writes,
+            coalesced: shared,
+          })),
+        },
+      };
+    },
+  };
+}

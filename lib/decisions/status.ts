@@ -1,0 +1,138 @@
+// Swarm status as a pure function of what the reconciler observed this time.
+// Status is an observation, never an input: nothing here reads the old status
+// except to keep lastTransitionTime stable for conditions that did not change.
+import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
+import type { PodView, StatefulSetView } from '../kube/types.js';
+import type { WorkerConfig } from '../workerconfig/index.js';
+import { stepState } from './restarts.js';
+import { podsByWorker, workerNames } from './workers.js';
+import type { RestartWorkspace } from './workspace.js';
+
+/** Something that stops the Swarm from converging until a human acts. */
+export type ProblemReason = 'InvalidSpec' | 'StatefulSetNotFound' | 'StatefulSetClaimed' | 'ConfigMapConflict';
+
+export interface StatusObservation {
+  swarm: Swarm;
+  /** RFC 3339, for lastTransitionTime of conditions that change now. */
+  now: string;
+  problem?: { reason: ProblemReason; message: string };
+  statefulSet?: StatefulSetView;
+  config?: WorkerConfig;
+  workspace?: RestartWorkspace;
+  pods: readonly PodView[];
+  /** Dedicated jobs that had to share a worker. */
+  unhonouredDedications?: number;
+}
+
+export function computeStatus(obs: StatusObservation): SwarmStatus {
+  const generation = obs.swarm.metadata.generation;
+  const c = (type: string, status: Condition['status'], reason: string, message: string): Condition => ({
+    type,
+    status,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    lastTransitionTime: obs.now,
+    reason,
+    message,
+  });
+
+  const sts = obs.statefulSet;
+  const replicas = sts?.replicas ?? 0;
+  const pods = sts ? podsByWorker(sts.name, replicas, obs.pods) : new Map<string, PodView>();
+  const readyReplicas = [...pods.values()].filter((p) => p.ready && !p.terminating).length;
+  const steps = obs.workspace?.steps ?? [];
+  const outstanding = new Set(steps.filter((s) => stepState(s, pods.get(s.worker)) !== 'done').map((s) => s.worker));
+  const workers: WorkerStatus[] =
+    sts && obs.config
+      ? workerNames(sts.name, replicas).map((name) => ({
+          name,
+          jobs: obs.config?.workloads[name]?.jobs.length ?? 0,
+          version: obs.config?.workloads[name]?.version ?? 0,
+          restartPending: outstanding.has(name),
+        }))
+      : [];
+
+  let phase: Phase;
+  let conditions: Condition[];
+  if (obs.problem) {
+    const { reason, message } = obs.problem;
+    const waitingForStatefulSet = reason === 'StatefulSetNotFound';
+    phase = waitingForStatefulSet ? 'Pending' : 'Degraded';
+    conditions = [
+      c('Ready', 'False', reason, message),
+      c('Progressing', 'False', reason, message),
+      waitingForStatefulSet
+        ? c('Degraded', 'False', 'AsExpected', 'waiting for the StatefulSet to exist')
+        : c('Degraded', 'True', reason, message),
+    ];
+  } else {
+    const missing = replicas - readyReplicas;
+    const unhonoured = obs.unhonouredDedications ?? 0;
+    const degraded = unhonoured > 0
+      ? c('Degraded', 'True', 'DedicationsNotHonoured', `${unhonoured} dedicated job(s) share a worker: not enough replicas`)
+      : c('Degraded', 'False', 'AsExpected', 'every dedicated job has a worker of its own');
+    if (outstanding.size > 0) {
+      phase = 'Updating';
+      const list = [...outstanding].join(', ');
+      conditions = [
+        c('Ready', 'False', 'RestartsPending', `restarts pending for ${list}`),
+        c('Progressing', 'True', 'RestartingWorkers', `restarting ${list} to load version ${obs.config?.version ?? 0}`),
+        degraded,
+      ];
+    } else if (missing > 0) {
+      phase = 'Pending';
+      conditions = [
+        c('Ready', 'False', 'PodsNotReady', `${readyReplicas}/${replicas} workers ready`),
+        c('Progressing', 'True', 'WaitingForPods', `${missing} worker(s) not ready yet`),
+        degraded,
+      ];
+    } else {
+      phase = 'Running';
+      conditions = [
+        c('Ready', 'True', 'Converged', `${replicas} workers run version ${obs.config?.version ?? 0}`),
+        c('Progressing', 'False', 'Converged', 'nothing to do'),
+        degraded,
+      ];
+    }
+    if (unhonoured > 0) phase = 'Degraded';
+  }
+
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    phase,
+    replicas,
+    readyReplicas,
+    version: obs.config?.version ?? 0,
+    conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),
+    workers,
+  };
+}
+
+/** metav1 semantics: lastTransitionTime moves only when a condition's status does. */
+export function keepTransitionTimes(before: readonly Condition[] | undefined, after: Condition[]): Condition[] {
+  return after.map((cond) => {
+    const prev = before?.find((p) => p.type === cond.type);
+    return prev && prev.status === cond.status ? { ...cond, lastTransitionTime: prev.lastTransitionTime } : cond;
+  });
+}
+
+export interface ConditionEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** Conditions worth an Event; Progressing moves with every restart and would be noise. */
+const EVENTFUL = new Set(['Ready', 'Degraded']);
+
+/** Events are sparse: one per Ready/Degraded condition whose status or reason changed. */
+export function conditionEvents(before: readonly Condition[] | undefined, after: readonly Condition[]): ConditionEvent[] {
+  return after.flatMap((cond) => {
+    if (!EVENTFUL.has(cond.type)) return [];
+    const prev = before?.find((p) => p.type === cond.type);
+    if (prev && prev.status === cond.status && prev.reason === cond.reason) return [];
+    // "Not degraded" is news only when it was degraded before.
+    if (!prev && cond.type === 'Degraded' && cond.status === 'False') return [];
+    const bad = (cond.type === 'Degraded' && cond.status === 'True') || ['InvalidSpec', 'ConfigMapConflict', 'StatefulSetClaimed'].includes(cond.reason);
+    return [{ type: bad ? 'Warning' : 'Normal', reason: cond.reason, message: `${cond.type}=${cond.status}: ${cond.message}` }];
+  });
+}

@@ -1,0 +1,102 @@
+// The reconcilers' memory lives in the Swarm's own ConfigMap (seed 003's
+// "workspace object"), never in status and never in a function instance:
+// which pods still run an older share, and what moved in the last change.
+// Annotations are written in the same guarded write as the config itself, so
+// the two can never disagree.
+
+export const LABEL_SWARM = 'k8slab.info/swarm';
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'swarm';
+export const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
+export const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
+
+/** Moves kept in the last-change annotation (annotations are capped at 256 KiB in total). */
+export const LAST_CHANGE_MOVES_KEPT = 100;
+
+/**
+ * One pod that must be restarted to load its new share.
+ * The pod with uid `staleUid` was running when the share was written, so it
+ * holds an older share; any other pod of that worker started later and read
+ * the new one. `waitFor` are the workers taking over jobs this one loses:
+ * make-before-break restarts them (and sees them Ready) first.
+ */
+export interface RestartStep {
+  worker: string;
+  staleUid: string;
+  waitFor: string[];
+}
+
+export interface RestartWorkspace {
+  /** The config version the pending restarts bring the pods to. */
+  version: number;
+  steps: RestartStep[];
+}
+
+export interface Move {
+  job: string;
+  /** null: the job is new. */
+  from: string | null;
+  /** null: the job was removed. */
+  to: string | null;
+}
+
+export interface LastChange {
+  version: number;
+  movedTotal: number;
+  /** The first LAST_CHANGE_MOVES_KEPT moves. */
+  moves: Move[];
+}
+
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+/** Tolerant: an absent or damaged annotation reads as "nothing pending". */
+export function readRestarts(annotations: Record<string, string>): RestartWorkspace {
+  const empty: RestartWorkspace = { version: 0, steps: [] };
+  const raw = annotations[ANNOTATION_RESTARTS];
+  if (!raw) return empty;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (!parsed || typeof parsed !== 'object') return empty;
+    const { version, steps } = parsed as { version?: unknown; steps?: unknown };
+    if (typeof version !== 'number' || !Array.isArray(steps)) return empty;
+    const valid = steps.filter(
+      (s): s is RestartStep =>
+        !!s &&
+        typeof s === 'object' &&
+        typeof (s as RestartStep).worker === 'string' &&
+        typeof (s as RestartStep).staleUid === 'string' &&
+        isStringArray((s as RestartStep).waitFor),
+    );
+    return { version, steps: valid.map((s) => ({ worker: s.worker, staleUid: s.staleUid, waitFor: [...s.waitFor] })) };
+  } catch {
+    return empty;
+  }
+}
+
+export function readLastChange(annotations: Record<string, string>): LastChange | undefined {
+  const raw = annotations[ANNOTATION_LAST_CHANGE];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as LastChange;
+    return typeof parsed.version === 'number' && Array.isArray(parsed.moves) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Annotations with the restart workspace set (or removed when nothing is pending). */
+export function withRestarts(annotations: Record<string, string>, ws: RestartWorkspace): Record<string, string> {
+  const next = { ...annotations };
+  if (ws.steps.length === 0) delete next[ANNOTATION_RESTARTS];
+  else next[ANNOTATION_RESTARTS] = JSON.stringify(ws);
+  return next;
+}
+
+export function withLastChange(annotations: Record<string, string>, change: { version: number; moves: readonly Move[] }): Record<string, string> {
+  const kept: LastChange = {
+    version: change.version,
+    movedTotal: change.moves.length,
+    moves: change.moves.slice(0, LAST_CHANGE_MOVES_KEPT).map((m) => ({ ...m })),
+  };
+  return { ...annotations, [ANNOTATION_LAST_CHANGE]: JSON.stringify(kept) };
+}

@@ -1,0 +1,100 @@
+// ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
+// and pods; decide the desired ConfigMap and status (pure); write what differs.
+import { decideConfigMap } from '../decisions/configmap.js';
+import type { SwarmKey } from '../decisions/routing.js';
+import { computeStatus } from '../decisions/status.js';
+import { readRestarts } from '../decisions/workspace.js';
+import type { ReconcileEnv } from './env.js';
+import { rfc3339 } from './env.js';
+import { observe } from './observe.js';
+import { retryOnConflict } from './retry.js';
+import { writeStatus } from './status-writer.js';
+
+export interface AssignOutcome {
+  key: SwarmKey;
+  result: 'gone' | 'invalid' | 'blocked' | 'unchanged' | 'changed';
+  /** Why, when blocked or invalid. */
+  reason?: string;
+  message?: string;
+  swarmUid?: string;
+  version?: number;
+  changedWorkers: string[];
+  moved: number;
+  /** API writes made by this reconcile (0 for a no-op). */
+  writes: number;
+  /**
+   * Restarts are outstanding: tell `restart`. True also when nothing changed
+   * now, so a notification lost after an earlier write is sent again.
+   */
+  notify: boolean;
+}
+
+export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey): Promise<AssignOutcome> {
+  // Carried across conflict retries: a change written by an attempt whose
+  // status write then conflicted is still this reconcile's change.
+  const carry: Carry = { writes: 0 };
+  const outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, () => assignOnce(env, key, carry));
+  const published = carry.published;
+  return published && outcome.result === 'unchanged'
+    ? { ...outcome, result: 'changed', changedWorkers: published.changedWorkers, moved: published.moved, writes: carry.writes, notify: true }
+    : { ...outcome, writes: carry.writes };
+}
+
+interface Carry {
+  writes: number;
+  published?: { changedWorkers: string[]; moved: number };
+}
+
+async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry): Promise<AssignOutcome> {
+  const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
+  const obs = await observe(env, key);
+  if (!obs) return { ...none, result: 'gone' };
+  const now = rfc3339(env.now());
+  const uid = obs.swarm.metadata.uid;
+
+  if (obs.problem || !obs.valid || !obs.statefulSet) {
+    const problem = obs.problem ?? { reason: 'InvalidSpec' as const, message: 'unreadable Swarm' };
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [] }));
+    return { ...none, result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked', reason: problem.reason, message: problem.message, ...(uid ? { swarmUid: uid } : {}) };
+  }
+
+  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods: obs.pods });
+  if (decision.kind === 'blocked') {
+    const problem = { reason: decision.reason, message: decision.message };
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods: obs.pods }));
+    return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
+  }
+
+  if (decision.write === 'create') await env.kube.createConfigMap(decision.configMap);
+  if (decision.write === 'update') await env.kube.replaceConfigMap(decision.configMap);
+  if (decision.write !== 'none') {
+    carry.writes += 1;
+    env.onConfigMapWrite?.();
+    if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
+    if (decision.changed) carry.published = { changedWorkers: decision.changedWorkers, moved: decision.moves.length };
+  }
+
+  const status = computeStatus({
+    swarm: obs.swarm,
+    now,
+    statefulSet: obs.statefulSet,
+    config: decision.config,
+    workspace: readRestarts(decision.configMap.annotations),
+    pods: obs.pods,
+    unhonouredDedications: decision.unhonoured.length,
+  });
+  carry.writes += await writeStatus(env, obs.swarm, status);
+
+  // "changed" only when this reconcile wrote the change; one that finds it
+  // already written by another instance reports "unchanged".
+  const published = decision.changed && decision.write !== 'none';
+  return {
+    ...none,
+    result: published ? 'changed' : 'unchanged',
+    ...(uid ? { swarmUid: uid } : {}),
+    version: decision.config.version,
+    changedWorkers: published ? decision.changedWorkers : [],
+    moved: published ? decision.moves.length : 0,
+    notify: published || (status.workers ?? []).some((w) => w.restartPending),
+  };
+}

@@ -1,0 +1,56 @@
+// Per-key coalescing inside one instance, like a controller workqueue: while a
+// reconcile for a key runs, any number of new events for it cause exactly one
+// follow-up reconcile, which they all share. Only an optimisation: correctness
+// never depends on it (every reconcile reads fresh state).
+
+export interface Coalesced<T> {
+  value: T;
+  /** True for callers that joined a follow-up scheduled by an earlier caller. */
+  shared: boolean;
+}
+
+export interface Coalescer {
+  run<T>(key: string, reconcile: () => Promise<T>): Promise<Coalesced<T>>;
+  /** Keys with a reconcile in flight (for tests and introspection). */
+  inFlight(): number;
+}
+
+interface Slot {
+  current: Promise<unknown>;
+  followUp?: Promise<unknown>;
+}
+
+export function createCoalescer(onCoalesced?: (key: string) => void): Coalescer {
+  const slots = new Map<string, Slot>();
+  const settle = () => undefined;
+
+  function start<T>(key: string, slot: Slot, reconcile: () => Promise<T>): Promise<T> {
+    const p = reconcile().finally(() => {
+      if (slot.current === p && !slot.followUp) slots.delete(key);
+    });
+    slot.current = p;
+    return p;
+  }
+
+  return {
+    async run<T>(key: string, reconcile: () => Promise<T>): Promise<Coalesced<T>> {
+      const slot = slots.get(key);
+      if (!slot) {
+        const fresh: Slot = { current: Promise.resolve() };
+        slots.set(key, fresh);
+        return { value: await start(key, fresh, reconcile), shared: false };
+      }
+      if (slot.followUp) {
+        onCoalesced?.(key);
+        return { value: (await slot.followUp) as T, shared: true };
+      }
+      const followUp = slot.current.then(settle, settle).then(() => {
+        slot.followUp = undefined;
+        return start(key, slot, reconcile);
+      });
+      slot.followUp = followUp;
+      return { value: await followUp, shared: false };
+    },
+    inFlight: () => slots.size,
+  };
+}

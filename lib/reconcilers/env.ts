@@ -1,0 +1,27 @@
+// What a reconciler needs from the world: the API, a clock, a logger and a few
+// hooks for metrics. Passed in, so tests drive reconcilers over a stub client.
+import type { KubeClient } from '../kube/client.js';
+
+export interface ReconcileLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}
+
+export interface ReconcileEnv {
+  kube: KubeClient;
+  now(): Date;
+  /** Reported as the source of Kubernetes Events, e.g. `swarm-assign`. */
+  component: string;
+  log: ReconcileLog;
+  /** Attempts per reconcile when writes meet 409 Conflict (re-read, re-decide, retry). Default 5. */
+  maxAttempts?: number;
+  onConflictRetry?(): void;
+  onConfigMapWrite?(): void;
+  onPodRestart?(): void;
+}
+
+export const silentLog: ReconcileLog = { info() {}, warn() {}, debug() {} };
+
+/** RFC 3339 with second precision, as metav1.Time is serialised. */
+export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

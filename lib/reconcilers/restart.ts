@@ -1,0 +1,100 @@
+// ReconcileKind for `restart`: observe the Swarm's pods and the restart
+// workspace; delete the pods still holding an older share, in handoff order
+// and within maxUnavailable (pure decision); prune finished bookkeeping.
+import { decideConfigMap } from '../decisions/configmap.js';
+import { decideRestarts } from '../decisions/restarts.js';
+import type { SwarmKey } from '../decisions/routing.js';
+import { computeStatus } from '../decisions/status.js';
+import { readRestarts, withRestarts } from '../decisions/workspace.js';
+import { parse, type WorkerConfig } from '../workerconfig/index.js';
+import type { ReconcileEnv } from './env.js';
+import { rfc3339 } from './env.js';
+import { observe } from './observe.js';
+import { retryOnConflict } from './retry.js';
+import { writeStatus } from './status-writer.js';
+
+export interface RestartOutcome {
+  key: SwarmKey;
+  result: 'gone' | 'blocked' | 'restarting' | 'waiting' | 'idle';
+  /** Pods deleted by this reconcile. */
+  restarted: string[];
+  /** Workers still to restart. */
+  outstanding: string[];
+  waiting: string;
+  writes: number;
+}
+
+export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey): Promise<RestartOutcome> {
+  const carry = { writes: 0, restarted: [] as string[] };
+  const outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
+  return { ...outcome, restarted: carry.restarted, writes: carry.writes };
+}
+
+async function restartOnce(
+  env: ReconcileEnv,
+  key: SwarmKey,
+  carry: { writes: number; restarted: string[] },
+): Promise<Omit<RestartOutcome, 'restarted' | 'writes'>> {
+  const idle = { key, outstanding: [], waiting: '' };
+  const obs = await observe(env, key);
+  if (!obs) return { ...idle, result: 'gone' };
+  const now = rfc3339(env.now());
+
+  if (obs.problem || !obs.valid || !obs.statefulSet) {
+    const problem = obs.problem ?? { reason: 'InvalidSpec' as const, message: 'unreadable Swarm' };
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [] }));
+    return { ...idle, result: 'blocked', waiting: problem.message };
+  }
+  const { valid, statefulSet, configMap, pods } = obs;
+  // The same decision `assign` makes: a ConfigMap this Swarm does not control
+  // holds no workspace of ours, and dedications feed the status below.
+  const assignment = decideConfigMap({ swarm: valid, statefulSet, configMap, pods });
+  if (assignment.kind === 'blocked') {
+    const problem = { reason: assignment.reason, message: assignment.message };
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet, pods }));
+    return { ...idle, result: 'blocked', waiting: problem.message };
+  }
+  const workspace = readRestarts(configMap?.annotations ?? {});
+  const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods });
+
+  for (const pod of decision.deletes) {
+    const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });
+    carry.writes += 1;
+    if (result === 'deleted') {
+      carry.restarted.push(pod.name);
+      env.onPodRestart?.();
+    }
+    env.log.info({ pod: pod.name, uid: pod.uid, result }, 'restart');
+  }
+
+  if (configMap?.resourceVersion && decision.prunedWorkspace) {
+    // Finished steps are forgotten; a conflict here means the config moved on: decide again.
+    await env.kube.replaceConfigMap({ ...configMap, annotations: withRestarts(configMap.annotations, decision.prunedWorkspace) });
+    carry.writes += 1;
+  }
+
+  // Status from the same observation `assign` would make, so the two never disagree.
+  const config = parseOrUndefined(configMap?.data[valid.spec.configKey ?? 'config.yml']);
+  const status = computeStatus({
+    swarm: obs.swarm,
+    now,
+    statefulSet,
+    ...(config ? { config } : {}),
+    workspace,
+    pods,
+    unhonouredDedications: assignment.unhonoured.length,
+  });
+  carry.writes += await writeStatus(env, obs.swarm, status);
+
+  const result = decision.deletes.length ? 'restarting' : decision.outstanding.length ? 'waiting' : 'idle';
+  return { key, result, outstanding: decision.outstanding, waiting: decision.waiting };
+}
+
+function parseOrUndefined(text: string | undefined): WorkerConfig | undefined {
+  if (!text) return undefined;
+  try {
+    return parse(text);
+  } catch {
+    return undefined;
+  }
+}

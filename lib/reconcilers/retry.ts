@@ -1,0 +1,18 @@
+// 409 Conflict means someone else wrote first: re-read, re-decide, retry.
+// Bounded; when exhausted the failure is transient, so the broker retries later.
+import { KubeError, isKubeError } from '../kube/errors.js';
+import type { ReconcileEnv } from './env.js';
+
+export async function retryOnConflict<T>(env: ReconcileEnv, what: string, attempt: () => Promise<T>): Promise<T> {
+  const max = env.maxAttempts ?? 5;
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!isKubeError(err, 'Conflict')) throw err;
+      if (i >= max) throw new KubeError('Transient', 503, `${what}: still conflicting after ${max} attempts: ${err.message}`, err.operation);
+      env.onConflictRetry?.();
+      env.log.debug({ attempt: i, op: err.operation }, 'conflict, re-reading');
+    }
+  }
+}
