@@ -1,0 +1,69 @@
+// Which function receives which event, per the Trigger YAMLs: evaluated with
+// the Knative subscriptions-API filter semantics (knative.dev/eventing
+// pkg/eventfilter/subscriptionsapi: exact/prefix/suffix on attribute values,
+// all/any/not combinators, the list ANDed) over events shaped exactly like the
+// ApiServerSource adapter's (lib/events).
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { CloudEvent } from 'cloudevents';
+import { apiServerEvent } from '../../lib/events/apiserver-event.js';
+import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
+
+type Filter = Partial<Record<'exact' | 'prefix' | 'suffix', Record<string, string>>> & { all?: Filter[]; any?: Filter[]; not?: Filter };
+type Attributes = Record<string, unknown>;
+
+function attributeTest(values: Record<string, string>, event: Attributes, test: (actual: string, wanted: string) => boolean): boolean {
+  return Object.entries(values).every(([name, wanted]) => typeof event[name] === 'string' && test(event[name], wanted));
+}
+
+function matches(filter: Filter, event: Attributes): boolean {
+  if (filter.exact) return attributeTest(filter.exact, event, (a, w) => a === w);
+  if (filter.prefix) return attributeTest(filter.prefix, event, (a, w) => a.startsWith(w));
+  if (filter.suffix) return attributeTest(filter.suffix, event, (a, w) => a.endsWith(w));
+  if (filter.all) return filter.all.every((f) => matches(f, event));
+  if (filter.any) return filter.any.some((f) => matches(f, event));
+  if (filter.not) return !matches(filter.not, event);
+  return true;
+}
+
+const triggers = parseAllDocuments(readFileSync(resolve(import.meta.dirname, '../../knative/base/triggers.yaml'), 'utf8')).map(
+  (d) => d.toJS() as { spec: { filters: Filter[]; subscriber: { ref: { name: string } } } },
+);
+
+function routes(event: CloudEvent<unknown>): string[] {
+  const attributes = event.toJSON() as Attributes;
+  return triggers.filter((t) => t.spec.filters.every((f) => matches(f, attributes))).map((t) => t.spec.subscriber.ref.name);
+}
+
+const meta = (name: string) => ({ name, namespace: 'swarm', uid: `uid-${name}` });
+const swarm = { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', metadata: meta('swarm-worker'), spec: {} };
+const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
+const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } } };
+
+describe('Trigger routing', () => {
+  for (const verb of ['add', 'update', 'delete'] as const) {
+    it(`Swarm and StatefulSet ${verb} events go to swarm-assign only`, () => {
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: swarm }))).toEqual(['swarm-assign']);
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: sts }))).toEqual(['swarm-assign']);
+    });
+
+    it(`Pod ${verb} events go to swarm-restart only`, () => {
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: pod }))).toEqual(['swarm-restart']);
+    });
+  }
+
+  it('the assign function\'s assignment.changed reply goes to swarm-restart only (no loop back to assign)', () => {
+    const reply = assignmentChangedEvent({ swarm: { namespace: 'swarm', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] });
+    expect(routes(reply)).toEqual(['swarm-restart']);
+  });
+
+  it('routes nothing of another kind or group, nor ref-mode events (the source sends Resource mode)', () => {
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('web') };
+    const foreignSwarm = { ...swarm, apiVersion: 'example.com/v1' };
+    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: deployment }))).toEqual([]);
+    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignSwarm }))).toEqual([]);
+    expect(routes(apiServerEvent({ verb: 'add', mode: 'ref', object: swarm }))).toEqual([]);
+  });
+});
