@@ -120,6 +120,7 @@ h1 { font-size: 1.3rem; margin: 0 0 .25rem; }
 table { border-collapse: collapse; margin-bottom: 1.5rem; }
 th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
+caption { text-align: left; font-weight: 600; padding-bottom: .3rem; }
 ul.jobs { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .25rem; }
 ul.jobs li { background: #eef1f4; border-radius: 3px; padding: 0 .35rem; }
 ul.jobs li.moved { background: #fff3b0; font-weight: 600; }

@@ -1,0 +1,117 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { escapeHtml, movesBetween, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+
+const swarm = { metadata: { namespace: 'demo', name: 'web' }, status: { phase: 'Updating' as const, version: 6 } };
+
+const input: SwarmViewInput = {
+  swarm,
+  config: {
+    version: 7,
+    workloads: {
+      'web-10': { jobs: ['j3'], version: 7 },
+      'web-2': { jobs: ['j10', 'j2'], version: 7 },
+      'web-0': { jobs: ['j1'], version: 5 },
+    },
+  },
+  pendingRestarts: ['web-2', 'web-10'],
+  lastChange: { version: 7, before: { 'web-0': ['j1', 'j3'], 'web-2': ['j2', 'gone'] } },
+};
+
+describe('swarmView', () => {
+  it('lists workers by ordinal with their jobs, versions and pending restarts', () => {
+    expect(swarmView(input)).toEqual({
+      namespace: 'demo',
+      name: 'web',
+      version: 7,
+      phase: 'Updating',
+      workers: [
+        { name: 'web-0', version: 5, jobs: ['j1'], restartPending: false },
+        { name: 'web-2', version: 7, jobs: ['j2', 'j10'], restartPending: true },
+        { name: 'web-10', version: 7, jobs: ['j3'], restartPending: true },
+      ],
+      pendingRestarts: ['web-2', 'web-10'],
+      lastChange: {
+        version: 7,
+        moves: [
+          { job: 'gone', from: 'web-2', to: null },
+          { job: 'j3', from: 'web-0', to: 'web-10' },
+          { job: 'j10', from: null, to: 'web-2' },
+        ],
+      },
+    });
+  });
+
+  it('shows a Swarm with no assignment yet', () => {
+    expect(swarmView({ swarm: { metadata: { namespace: 'demo', name: 'new' } }, pendingRestarts: [] })).toEqual({
+      namespace: 'demo',
+      name: 'new',
+      version: 0,
+      phase: 'Pending',
+      workers: [],
+      pendingRestarts: [],
+    });
+  });
+});
+
+describe('movesBetween', () => {
+  // Assignments: each job owned by at most one worker.
+  const assignment = fc
+    .uniqueArray(fc.constantFrom(...Array.from({ length: 12 }, (_, i) => `job-${i}`)), { maxLength: 12 })
+    .chain((jobs) => fc.tuple(fc.constant(jobs), fc.array(fc.integer({ min: 0, max: 3 }), { minLength: jobs.length, maxLength: jobs.length })))
+    .map(([jobs, owners]) => {
+      const result: Record<string, string[]> = {};
+      jobs.forEach((job, i) => (result[`w-${owners[i]}`] ??= []).push(job));
+      return result as OwnersBefore;
+    });
+  const ownerOf = (owners: OwnersBefore) => new Map(Object.entries(owners).flatMap(([worker, jobs]) => jobs.map((job) => [job, worker] as const)));
+
+  it('applying the moves to the old owners gives the new owners', () => {
+    fc.assert(
+      fc.property(assignment, assignment, (before, after) => {
+        const owners = ownerOf(before);
+        for (const move of movesBetween(before, after)) {
+          expect(owners.get(move.job) ?? null).toBe(move.from);
+          if (move.to === null) owners.delete(move.job);
+          else owners.set(move.job, move.to);
+        }
+        expect(owners).toEqual(ownerOf(after));
+      }),
+    );
+  });
+
+  it('is empty when nothing changed', () => {
+    fc.assert(fc.property(assignment, (owners) => movesBetween(owners, owners).length === 0));
+  });
+});
+
+describe('renderHtml', () => {
+  it('escapes every value', () => {
+    const hostile = swarmView({
+      swarm,
+      config: { version: 1, workloads: { 'web-0': { jobs: ['<script>alert(1)</script>', 'a"b&c'], version: 1 } } },
+      pendingRestarts: [],
+      lastChange: { version: 1, before: {} },
+    });
+    const html = renderHtml(hostile);
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('a&quot;b&amp;c');
+  });
+
+  it('is self-contained', () => {
+    const html = renderHtml(swarmView(input));
+    expect(html).not.toMatch(/<(script|link|img)\b/i);
+    expect(html).not.toMatch(/\b(src|href)=/i);
+  });
+
+  it('highlights jobs that moved in', () => {
+    const html = renderHtml(swarmView(input));
+    expect(html).toContain('<li class="moved" data-job="j3"');
+    expect(html).toContain('<li data-job="j1">');
+  });
+
+  it('escapes the five HTML specials', () => {
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});
