@@ -9,7 +9,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isNonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
 function describe(v: unknown): string {
-  if (v === undefined) return 'no data';
+  if (v === undefined || v === '') return 'no data';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (v instanceof Uint8Array) return 'binary data';

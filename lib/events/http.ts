@@ -50,10 +50,33 @@ function contentMode(headers: Record<string, string>): 'binary' | 'structured' {
 function validationProblem(err: unknown): string {
   if (err instanceof ValidationError) {
     const details = (err.errors ?? []).map((e) => (typeof e === 'string' ? e : `${e.instancePath || '<event>'} ${e.message ?? e.keyword}`));
-    return `malformed CloudEvent: ${[err.message, ...details].join('; ')}`;
+    // The SDK appends the raw errors as JSON on further lines: keep its first line, list ours.
+    return `malformed CloudEvent: ${[err.message.split('\n')[0], ...details].join('; ')}`;
   }
   if (err instanceof SyntaxError) return `malformed CloudEvent: body is not valid JSON (${err.message})`;
-  return `malformed CloudEvent: ${err instanceof Error ? err.message : String(err)}`;
+  return `malformed CloudEvent: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+}
+
+/** CloudEvents 1.0 required context attributes; the SDK would invent a missing id. */
+const REQUIRED_ATTRIBUTES = ['id', 'source', 'type', 'specversion'] as const;
+const SPEC_VERSIONS = ['1.0', '0.3'];
+
+/** Structured mode: parse the envelope ourselves, so a missing attribute is reported, not defaulted. */
+function structuredEnvelope(body: string): Record<string, unknown> {
+  if (body.trim() === '') throw new BadEventError(400, 'malformed CloudEvent: structured mode with an empty body');
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(body);
+  } catch (err) {
+    throw new BadEventError(400, validationProblem(err));
+  }
+  if (typeof envelope !== 'object' || envelope === null || Array.isArray(envelope)) {
+    throw new BadEventError(400, 'malformed CloudEvent: a structured event must be a JSON object');
+  }
+  const record = envelope as Record<string, unknown>;
+  const absent = REQUIRED_ATTRIBUTES.filter((a) => typeof record[a] !== 'string' || record[a] === '');
+  if (absent.length > 0) throw new BadEventError(400, `malformed CloudEvent: missing required attribute ${absent.join(', ')}`);
+  return record;
 }
 
 export function fromHttp(headers: IncomingHeaders, rawBody: Buffer, options: FromHttpOptions = {}): CloudEvent<unknown> {
@@ -61,8 +84,12 @@ export function fromHttp(headers: IncomingHeaders, rawBody: Buffer, options: Fro
   if (rawBody.length > limit) throw new BadEventError(413, `body of ${rawBody.length} bytes exceeds the limit of ${limit} bytes`);
   const clean = normalize(headers);
   const mode = contentMode(clean);
-  const body = rawBody.toString('utf8');
-  if (mode === 'structured' && body.trim() === '') throw new BadEventError(400, 'malformed CloudEvent: structured mode with an empty body');
+  const text = rawBody.toString('utf8');
+  const body = mode === 'structured' ? structuredEnvelope(text) : text;
+  const specversion = mode === 'structured' ? (body as Record<string, unknown>).specversion : clean['ce-specversion'];
+  if (specversion !== undefined && !SPEC_VERSIONS.includes(String(specversion))) {
+    throw new BadEventError(400, `malformed CloudEvent: unsupported specversion ${JSON.stringify(specversion)} (expected 1.0)`);
+  }
   let event: CloudEvent<unknown>;
   try {
     const parsed = HTTP.toEvent<unknown>({ headers: clean, body });

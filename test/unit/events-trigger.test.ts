@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ASSIGNMENT_CHANGED_TYPE, BadEventError, adapterSubject, apiServerEvent, assignmentChangedEvent, fromHttp,
+  guessResource, parseAssignmentChanged, toHttpMessage, toTrigger,
+} from '../../lib/events/index.js';
+import type { KubeObject } from '../../lib/events/index.js';
+
+const pod = (ownerReferences?: unknown[]): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'worker-1', namespace: 'team-a', uid: 'p-1', ...(ownerReferences ? { ownerReferences } : {}) } as KubeObject['metadata'],
+  spec: {},
+});
+
+const swarm: KubeObject = {
+  apiVersion: 'k8slab.info/v1alpha1',
+  kind: 'Swarm',
+  metadata: { name: 'demo', namespace: 'team-a', uid: 's-1' },
+  spec: { statefulSetName: 'worker' },
+};
+
+describe('toTrigger', () => {
+  it('maps a Pod to its controlling StatefulSet', () => {
+    const owners = [
+      { apiVersion: 'v1', kind: 'Node', name: 'node-1' },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'other' },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'worker', controller: true },
+    ];
+    expect(toTrigger(apiServerEvent({ verb: 'delete', mode: 'resource', object: pod(owners) }))).toMatchObject({
+      kind: 'Pod', verb: 'delete', name: 'worker-1', uid: 'p-1', ownerStatefulSet: 'worker',
+    });
+  });
+
+  it('leaves ownerStatefulSet out for a Pod no StatefulSet owns, and in ref mode', () => {
+    expect(toTrigger(apiServerEvent({ verb: 'add', mode: 'resource', object: pod() }))).not.toHaveProperty('ownerStatefulSet');
+    const ref = toTrigger(apiServerEvent({ verb: 'add', mode: 'ref', object: pod([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'w' }]) }));
+    expect(ref).not.toHaveProperty('ownerStatefulSet');
+    expect(ref).not.toHaveProperty('object');
+  });
+
+  it('classifies a Swarm in every verb and mode', () => {
+    for (const mode of ['resource', 'ref'] as const) {
+      for (const verb of ['add', 'update', 'delete'] as const) {
+        expect(toTrigger(apiServerEvent({ verb, mode, object: swarm }))).toMatchObject({ source: 'apiserver', kind: 'Swarm', verb, mode, namespace: 'team-a', name: 'demo' });
+      }
+    }
+  });
+
+  it('rejects a resource event whose ownerReferences are not a list', () => {
+    const bad = { ...pod(), metadata: { ...pod().metadata, ownerReferences: 'worker' } } as unknown as KubeObject;
+    expect(() => toTrigger({ type: 'dev.knative.apiserver.resource.add', data: bad })).toThrow(/ownerReferences must be a list/);
+  });
+
+  it('rejects an unknown kind with 422, naming it', () => {
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n' } };
+    const error = (() => {
+      try {
+        toTrigger({ type: 'dev.knative.apiserver.resource.update', data: configMap });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(error).toBeInstanceOf(BadEventError);
+    expect(error).toMatchObject({ status: 422, problem: expect.stringContaining('unsupported kind ConfigMap') });
+  });
+});
+
+describe('the adapter-shaped builder', () => {
+  it('guesses resources and subjects the way apimachinery does', () => {
+    expect(['Pod', 'StatefulSet', 'Swarm', 'Policy', 'Ingress', 'Endpoints'].map(guessResource)).toEqual([
+      'pods', 'statefulsets', 'swarms', 'policies', 'ingresses', 'endpoints',
+    ]);
+    expect(adapterSubject({ apiVersion: 'v1', kind: 'Pod', name: 'p', namespace: 'n' })).toBe('/apis/v1/namespaces/n/pods/p');
+    expect(adapterSubject({ apiVersion: 'serving.knative.dev', kind: 'Service', name: 's', namespace: 'n' })).toBe('/apis/serving.knative.dev/versionUnknown/namespaces/n/services/s');
+  });
+
+  it('sets the attributes and extensions the adapter sets, and no time', () => {
+    const message = toHttpMessage(apiServerEvent({ verb: 'update', mode: 'ref', object: swarm, source: 'https://10.96.0.1:443', id: 'id-1' }));
+    expect(message.headers).toEqual({
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'id-1',
+      'ce-source': 'https://10.96.0.1:443',
+      'ce-type': 'dev.knative.apiserver.ref.update',
+      'ce-subject': '/apis/k8slab.info/v1alpha1/namespaces/team-a/swarms/demo',
+      'ce-kind': 'Swarm',
+      'ce-apiversion': 'k8slab.info/v1alpha1',
+      'ce-name': 'demo',
+      'ce-namespace': 'team-a',
+    });
+    expect(JSON.parse(message.body)).toEqual({ apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', name: 'demo', namespace: 'team-a' });
+  });
+
+  it('round-trips through HTTP in both content modes', () => {
+    for (const structured of [false, true]) {
+      const message = toHttpMessage(apiServerEvent({ verb: 'add', mode: 'resource', object: swarm }), structured);
+      if (structured) expect(JSON.parse(message.body)).not.toHaveProperty('time');
+      expect(toTrigger(fromHttp(message.headers, Buffer.from(message.body)))).toMatchObject({ kind: 'Swarm', mode: 'resource', object: swarm });
+    }
+  });
+});
+
+describe('assignment.changed', () => {
+  const data = { swarm: { namespace: 'team-a', name: 'demo', uid: 's-1' }, version: 7, workers: ['worker-0', 'worker-2'] };
+
+  it('is built with a deterministic id and parsed back', () => {
+    const event = assignmentChangedEvent(data);
+    expect(event).toMatchObject({ type: ASSIGNMENT_CHANGED_TYPE, id: 's-1.7', source: '/apis/k8slab.info/v1alpha1/namespaces/team-a/swarms/demo' });
+    expect(assignmentChangedEvent(data).id).toBe(event.id);
+    expect(parseAssignmentChanged(event)).toEqual({ ok: true, value: data });
+    expect(toTrigger(event)).toEqual({ source: 'swarm', type: 'assignment.changed', namespace: 'team-a', name: 'demo', uid: 's-1', version: 7, workers: ['worker-0', 'worker-2'] });
+  });
+
+  it('survives HTTP', () => {
+    const message = toHttpMessage(assignmentChangedEvent(data));
+    expect(toTrigger(fromHttp(message.headers, Buffer.from(message.body)))).toMatchObject({ source: 'swarm', version: 7 });
+  });
+
+  it.each([
+    ['another type', { type: 'dev.knative.apiserver.ref.add', data }, /is not info.k8slab.swarm.assignment.changed/],
+    ['no swarm uid', { type: ASSIGNMENT_CHANGED_TYPE, data: { ...data, swarm: { namespace: 'n', name: 'd' } } }, /missing swarm.uid/],
+    ['a negative version', { type: ASSIGNMENT_CHANGED_TYPE, data: { ...data, version: -1 } }, /version must be a non-negative integer/],
+    ['workers that are not names', { type: ASSIGNMENT_CHANGED_TYPE, data: { ...data, workers: [1] } }, /workers must be a list of pod names/],
+    ['no data', { type: ASSIGNMENT_CHANGED_TYPE }, /got no data/],
+  ])('refuses %s', (_what, event, problem) => {
+    const parsed = parseAssignmentChanged(event);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problem).toMatch(problem);
+  });
+});
