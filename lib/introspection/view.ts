@@ -27,9 +27,16 @@ export interface SwarmViewInput {
   readonly config?: WorkerConfigLike;
   /** Pods whose restart is decided but not yet done. */
   readonly pendingRestarts: readonly string[];
-  /** The config version the last change produced, and the owners just before it. */
-  readonly lastChange?: { readonly version: number; readonly before: OwnersBefore };
+  /**
+   * The config version the last change produced, with either the owners just
+   * before it (moves are then computed against `config`) or its moves as recorded.
+   */
+  readonly lastChange?: LastChangeInput;
 }
+
+export type LastChangeInput =
+  | { readonly version: number; readonly before: OwnersBefore }
+  | { readonly version: number; readonly moves: readonly Move[] };
 
 /** One job changing hands; `null` means the job was added (from) or removed (to). */
 export interface Move {
@@ -74,6 +81,14 @@ export function movesBetween(before: OwnersBefore, after: OwnersBefore): Move[] 
     .filter((move) => move.from !== move.to);
 }
 
+function lastChangeView(lastChange: LastChangeInput, current: OwnersBefore): NonNullable<SwarmView['lastChange']> {
+  const moves =
+    'moves' in lastChange
+      ? [...lastChange.moves].sort((a, b) => byOrdinal(a.job, b.job))
+      : movesBetween(lastChange.before, current);
+  return { version: lastChange.version, moves };
+}
+
 export function swarmView(input: SwarmViewInput): SwarmView {
   const { swarm, config } = input;
   const pending = new Set(input.pendingRestarts);
@@ -92,9 +107,7 @@ export function swarmView(input: SwarmViewInput): SwarmView {
     phase: swarm.status?.phase ?? 'Pending',
     workers,
     pendingRestarts: [...pending].sort(byOrdinal),
-    ...(input.lastChange
-      ? { lastChange: { version: input.lastChange.version, moves: movesBetween(input.lastChange.before, current) } }
-      : {}),
+    ...(input.lastChange ? { lastChange: lastChangeView(input.lastChange, current) } : {}),
   };
 }
 

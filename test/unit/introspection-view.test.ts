@@ -42,6 +42,14 @@ describe('swarmView', () => {
     });
   });
 
+  it('takes recorded moves as they are, sorted by job', () => {
+    const moves = [
+      { job: 'j3', from: 'web-0', to: 'web-10' },
+      { job: 'gone', from: 'web-2', to: null },
+    ];
+    expect(swarmView({ ...input, lastChange: { version: 7, moves } }).lastChange).toEqual({ version: 7, moves: [moves[1], moves[0]] });
+  });
+
   it('shows a Swarm with no assignment yet', () => {
     expect(swarmView({ swarm: { metadata: { namespace: 'demo', name: 'new' } }, pendingRestarts: [] })).toEqual({
       namespace: 'demo',
