@@ -1,0 +1,204 @@
+// An in-memory KubeClient for unit tests of the reconcilers: a stub of our own
+// interface (not an API server), with the two behaviours the reconcilers rely
+// on — resourceVersion-guarded writes and uid/resourceVersion-preconditioned
+// deletes — plus a write log and fault injection. Pod lifecycles (the
+// StatefulSet controller, readiness) are driven by the test itself.
+import type { Swarm } from '../../lib/api/types.js';
+import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
+import { KubeError } from '../../lib/kube/errors.js';
+import type { ConfigMapView, EventView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+
+export type Op = keyof KubeClient;
+export interface Write {
+  op: Op;
+  name: string;
+}
+
+export class MemoryKube implements KubeClient {
+  swarms = new Map<string, Swarm>();
+  statefulSets = new Map<string, StatefulSetView>();
+  configMaps = new Map<string, ConfigMapView>();
+  pods = new Map<string, PodView>();
+  events: EventView[] = [];
+  writes: Write[] = [];
+  private rv = 100;
+  private uidSeq = 0;
+  private faults: Array<{ op: Op; error: KubeError; times: number }> = [];
+  /** Runs before each call (after fault checks): lets a test interleave concurrent writers. */
+  beforeCall?: (op: Op) => Promise<void> | void;
+
+  nextRv = (): string => String(++this.rv);
+  nextUid = (prefix = 'uid'): string => `${prefix}-${++this.uidSeq}`;
+
+  /** The next `times` calls of `op` fail with `error` (default: a transient 503). */
+  fail(op: Op, times = 1, error = new KubeError('Transient', 503, `injected ${op} failure`, op)): void {
+    this.faults.push({ op, error, times });
+  }
+
+  private async enter(op: Op): Promise<void> {
+    const fault = this.faults.find((f) => f.op === op && f.times > 0);
+    if (fault) {
+      fault.times -= 1;
+      throw fault.error;
+    }
+    await this.beforeCall?.(op);
+  }
+
+  private record(op: Op, name: string): void {
+    this.writes.push({ op, name });
+  }
+
+  // --- seeding helpers -----------------------------------------------------
+  addSwarm(swarm: Swarm): Swarm {
+    const stored = structuredClone(swarm);
+    stored.metadata.uid ??= this.nextUid('swarm');
+    stored.metadata.resourceVersion = this.nextRv();
+    stored.metadata.generation ??= 1;
+    stored.metadata.creationTimestamp ??= '2026-01-01T00:00:00Z';
+    this.swarms.set(`${stored.metadata.namespace}/${stored.metadata.name}`, stored);
+    return stored;
+  }
+
+  updateSwarmSpec(namespace: string, name: string, mutate: (s: Swarm) => void): void {
+    const s = this.swarms.get(`${namespace}/${name}`);
+    if (!s) throw new Error('no such swarm');
+    mutate(s);
+    s.metadata.generation = (s.metadata.generation ?? 1) + 1;
+    s.metadata.resourceVersion = this.nextRv();
+  }
+
+  setStatefulSet(namespace: string, name: string, replicas: number): void {
+    const existing = this.statefulSets.get(`${namespace}/${name}`);
+    this.statefulSets.set(`${namespace}/${name}`, {
+      name,
+      namespace,
+      uid: existing?.uid ?? this.nextUid('sts'),
+      replicas,
+      labelSelector: `app=${name}`,
+    });
+  }
+
+  /** (Re)creates a pod for an ordinal, as the StatefulSet controller would: a new uid. */
+  startPod(namespace: string, statefulSet: string, ordinal: number, ready = true): PodView {
+    const name = `${statefulSet}-${ordinal}`;
+    const pod: PodView = {
+      name,
+      namespace,
+      uid: this.nextUid('pod'),
+      resourceVersion: this.nextRv(),
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      ready,
+      terminating: false,
+      labels: { app: statefulSet },
+      ownerStatefulSet: statefulSet,
+    };
+    this.pods.set(`${namespace}/${name}`, pod);
+    return pod;
+  }
+
+  setReady(namespace: string, name: string, ready: boolean): void {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) throw new Error(`no pod ${name}`);
+    pod.ready = ready;
+    pod.resourceVersion = this.nextRv();
+  }
+
+  /** Finishes deletions: terminating pods disappear. */
+  reapTerminating(): string[] {
+    const gone = [...this.pods.values()].filter((p) => p.terminating).map((p) => p.name);
+    for (const [k, p] of this.pods) if (p.terminating) this.pods.delete(k);
+    return gone;
+  }
+
+  configFor(namespace: string, name: string, key = 'config.yml'): string | undefined {
+    return this.configMaps.get(`${namespace}/${name}`)?.data[key];
+  }
+
+  // --- KubeClient ----------------------------------------------------------
+  async getSwarm(namespace: string, name: string) {
+    await this.enter('getSwarm');
+    const s = this.swarms.get(`${namespace}/${name}`);
+    return s ? structuredClone(s) : undefined;
+  }
+
+  async listSwarms(namespace: string) {
+    await this.enter('listSwarms');
+    return [...this.swarms.values()].filter((s) => s.metadata.namespace === namespace).map((s) => structuredClone(s));
+  }
+
+  async replaceSwarmStatus(swarm: Swarm) {
+    await this.enter('replaceSwarmStatus');
+    const key = `${swarm.metadata.namespace}/${swarm.metadata.name}`;
+    const current = this.swarms.get(key);
+    if (!current) throw new KubeError('NotFound', 404, 'swarm not found', 'replaceSwarmStatus');
+    if (current.metadata.resourceVersion !== swarm.metadata.resourceVersion) {
+      throw new KubeError('Conflict', 409, 'swarm resourceVersion changed', 'replaceSwarmStatus');
+    }
+    this.record('replaceSwarmStatus', swarm.metadata.name);
+    // The status subresource ignores spec changes.
+    current.status = structuredClone(swarm.status);
+    current.metadata.resourceVersion = this.nextRv();
+    return structuredClone(current);
+  }
+
+  async getStatefulSet(namespace: string, name: string) {
+    await this.enter('getStatefulSet');
+    const s = this.statefulSets.get(`${namespace}/${name}`);
+    return s ? { ...s } : undefined;
+  }
+
+  async listPods(namespace: string, labelSelector: string) {
+    await this.enter('listPods');
+    const [k, v] = labelSelector.split('=');
+    return [...this.pods.values()]
+      .filter((p) => p.namespace === namespace && (k === undefined || p.labels[k] === v))
+      .map((p) => structuredClone(p));
+  }
+
+  async getConfigMap(namespace: string, name: string) {
+    await this.enter('getConfigMap');
+    const c = this.configMaps.get(`${namespace}/${name}`);
+    return c ? structuredClone(c) : undefined;
+  }
+
+  async createConfigMap(cm: ConfigMapView) {
+    await this.enter('createConfigMap');
+    const key = `${cm.namespace}/${cm.name}`;
+    if (this.configMaps.has(key)) throw new KubeError('Conflict', 409, 'configmap already exists', 'createConfigMap');
+    this.record('createConfigMap', cm.name);
+    const stored = { ...structuredClone(cm), uid: this.nextUid('cm'), resourceVersion: this.nextRv() };
+    this.configMaps.set(key, stored);
+    return structuredClone(stored);
+  }
+
+  async replaceConfigMap(cm: ConfigMapView) {
+    await this.enter('replaceConfigMap');
+    const key = `${cm.namespace}/${cm.name}`;
+    const current = this.configMaps.get(key);
+    if (!current) throw new KubeError('NotFound', 404, 'configmap not found', 'replaceConfigMap');
+    if (!cm.resourceVersion || current.resourceVersion !== cm.resourceVersion) {
+      throw new KubeError('Conflict', 409, 'configmap resourceVersion changed', 'replaceConfigMap');
+    }
+    this.record('replaceConfigMap', cm.name);
+    const stored = { ...structuredClone(cm), uid: current.uid, resourceVersion: this.nextRv() };
+    this.configMaps.set(key, stored);
+    return structuredClone(stored);
+  }
+
+  async deletePod(namespace: string, name: string, pre: { uid: string; resourceVersion: string }): Promise<DeleteOutcome> {
+    await this.enter('deletePod');
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    if (pod.uid !== pre.uid || pod.resourceVersion !== pre.resourceVersion) return 'precondition-failed';
+    this.record('deletePod', name);
+    pod.terminating = true;
+    pod.resourceVersion = this.nextRv();
+    return 'deleted';
+  }
+
+  async createEvent(event: EventView) {
+    await this.enter('createEvent');
+    this.record('createEvent', event.reason);
+    this.events.push(structuredClone(event));
+  }
+}

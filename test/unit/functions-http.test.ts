@@ -1,0 +1,94 @@
+// The HTTP host: answers chosen for Knative's dispatcher, reply events in binary mode.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTP } from 'cloudevents';
+import { createApp } from '../../functions/server.js';
+import { createLogger } from '../../lib/observability/logger.js';
+import { createMetrics } from '../../lib/observability/metrics.js';
+import { MemoryKube } from '../support/memory-kube.js';
+import { swarmOf } from '../support/fixtures.js';
+import { Writable } from 'node:stream';
+
+const quiet = createLogger({ name: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) as never });
+
+function ceHeaders(type: string, id = 'e1'): Record<string, string> {
+  return { 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': 'https://127.0.0.1:6443', 'ce-type': type, 'content-type': 'application/json' };
+}
+const swarmObject = swarmOf();
+
+async function serve(fn: 'assign' | 'restart', kube: MemoryKube) {
+  const app = createApp({ function: fn, kube, log: quiet, metrics: createMetrics({ defaultMetrics: false }) });
+  const server: Server = await new Promise((r) => {
+    const s = app.listen(0, '127.0.0.1', () => r(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('assign over HTTP', () => {
+  const kube = new MemoryKube();
+  let host: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    kube.addSwarm(swarmObject);
+    kube.setStatefulSet('ns', 'swarm-worker', 2);
+    kube.startPod('ns', 'swarm-worker', 0);
+    kube.startPod('ns', 'swarm-worker', 1);
+    host = await serve('assign', kube);
+  });
+  afterAll(() => host.close());
+
+  const post = (headers: Record<string, string>, body: string) => fetch(`${host.url}/`, { method: 'POST', headers, body });
+
+  it('answers health checks', async () => {
+    expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${host.url}/readyz`)).status).toBe(200);
+  });
+
+  it('replies to a Swarm event with assignment.changed in binary mode, then 202 with no reply on a duplicate', async () => {
+    const res = await post(ceHeaders('dev.knative.apiserver.resource.add'), JSON.stringify(swarmObject));
+    expect(res.status).toBe(200);
+    const reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() });
+    expect(reply).toMatchObject({ type: 'info.k8slab.swarm.assignment.changed', data: { swarm: { namespace: 'ns', name: 'swarm' }, version: 1 } });
+    const writes = kube.writes.length;
+    const dup = await post(ceHeaders('dev.knative.apiserver.resource.add'), JSON.stringify(swarmObject));
+    expect(dup.status).toBe(202);
+    expect(dup.headers.get('ce-type')).toBeNull();
+    expect(kube.writes.length).toBe(writes);
+  });
+
+  it.each([
+    ['not a CloudEvent', { 'content-type': 'application/json' }, '{}', 400, /not a CloudEvent/],
+    ['unknown type', ceHeaders('com.example.unknown'), '{}', 422, /com\.example\.unknown/],
+    ['wrong content type', { ...ceHeaders('dev.knative.apiserver.resource.add'), 'content-type': 'text/plain' }, 'x', 415, /content type/],
+    ['object not what the type says', ceHeaders('dev.knative.apiserver.resource.add'), '{"kind":"Swarm"}', 422, /metadata|apiVersion/],
+    ['a Pod event sent to assign', ceHeaders('dev.knative.apiserver.resource.update'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'swarm-worker-0', namespace: 'ns' } }), 422, /does not handle Pod/],
+  ])('rejects %s with a final 4xx naming the problem and writes nothing', async (_what, headers, body, status, problem) => {
+    const writes = kube.writes.length;
+    const res = await post(headers as Record<string, string>, body);
+    expect(res.status).toBe(status);
+    const json = (await res.json()) as { error: string };
+    expect(json.error).toMatch(problem);
+    expect(kube.writes.length).toBe(writes);
+  });
+
+  it('rejects a body over the limit with 413', async () => {
+    const res = await post(ceHeaders('dev.knative.apiserver.resource.add'), 'x'.repeat(4 * 1024 * 1024));
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: string }).error).toMatch(/limit/);
+  });
+
+  it('answers 503 on a transient API failure so the broker retries', async () => {
+    kube.fail('getSwarm');
+    const res = await post(ceHeaders('dev.knative.apiserver.resource.update', 'e9'), JSON.stringify(swarmObject));
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toMatch(/injected/);
+  });
+
+  it('answers 2xx for an event about a Swarm that no longer exists', async () => {
+    const gone = { ...swarmObject, metadata: { name: 'deleted', namespace: 'ns' } };
+    const res = await post(ceHeaders('dev.knative.apiserver.resource.delete'), JSON.stringify(gone));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ swarms: [{ swarm: 'ns/deleted', result: 'gone' }] });
+  });
+});

@@ -1,0 +1,229 @@
+// The pure decisions behind the functions: desired ConfigMap, restart plan, status.
+import { describe, expect, it } from 'vitest';
+import { validateSwarm } from '../../lib/api/validate.js';
+import type { Swarm } from '../../lib/api/types.js';
+import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
+import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
+import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
+import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { seedStreams, swarmOf } from '../support/fixtures.js';
+
+const valid = (s: Swarm): Swarm => {
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+let seq = 0;
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid: `pod-${ordinal}-${++seq}`,
+  resourceVersion: String(seq),
+  creationTimestamp: '2026-01-01T00:00:00Z',
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker' },
+  ownerStatefulSet: 'swarm-worker',
+  ...over,
+});
+const converge = (d: AssignDecision) => {
+  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
+  return d;
+};
+/** The ConfigMap as the API would hold it after the decided write. */
+const written = (d: AssignDecision, rv = '7'): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: rv });
+
+describe('decideConfigMap', () => {
+  const swarm = valid(swarmOf());
+
+  it('creates the first assignment at version 1, owned by the Swarm, every stream once', () => {
+    const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
+    expect(d.write).toBe('create');
+    expect(d.config.version).toBe(1);
+    expect(d.configMap.ownerReferences).toEqual([{ apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', name: 'swarm', uid: 'swarm-uid', controller: true }]);
+    const config = parse(d.configMap.data['config.yml']!);
+    const all = Object.values(config.workloads).flatMap((w) => w.jobs);
+    expect(all.slice().sort()).toEqual(seedStreams.slice().sort());
+    expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    // A first assignment restarts nobody: every pod is either new or about to read it.
+    expect(readRestarts(d.configMap.annotations).steps).toEqual([]);
+  });
+
+  it('decides no write when the ConfigMap already holds the decision (a no-op event)', () => {
+    const pods = [pod(0), pod(1)];
+    const first = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods });
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(first), pods }));
+    expect(again.write).toBe('none');
+    expect(again.changed).toBe(false);
+  });
+
+  it('on a resize pins each changed worker to the uid of the pod holding the older share', () => {
+    const pods = [pod(0), pod(1)];
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+    const d = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }));
+    expect(d.write).toBe('update');
+    expect(d.config.version).toBe(2);
+    expect(d.changedWorkers.sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    const steps = readRestarts(d.configMap.annotations).steps;
+    expect(steps.map((s) => s.worker).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    for (const s of steps) expect(s.staleUid).toBe(pods.find((p) => p.name === s.worker)!.uid);
+    // make-before-break: both lose jobs to the new worker, so both wait for it.
+    for (const s of steps) expect(s.waitFor).toContain('swarm-worker-2');
+    // 27 over 3 = 9 each: exactly 9 jobs move to the new worker (the lower bound).
+    expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 2, movedTotal: 9 });
+  });
+
+  it('writes no restart bookkeeping for hot-reloading workers (policy None)', () => {
+    const none = valid(swarmOf({ restart: { policy: 'None' } }));
+    const first = written(decideConfigMap({ swarm: none, statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
+    const d = converge(decideConfigMap({ swarm: none, statefulSet: sts(3), configMap: first, pods: [pod(0), pod(1)] }));
+    expect(d.changed).toBe(true);
+    expect(d.configMap.annotations[ANNOTATION_RESTARTS]).toBeUndefined();
+  });
+
+  it('refuses a ConfigMap controlled by something else', () => {
+    const foreign: ConfigMapView = {
+      name: 'swarm-worker-config',
+      namespace: 'ns',
+      resourceVersion: '3',
+      labels: {},
+      annotations: {},
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'other', uid: 'x', controller: true }],
+      data: {},
+    };
+    const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: foreign, pods: [] });
+    expect(d).toMatchObject({ kind: 'blocked', reason: 'ConfigMapConflict' });
+  });
+
+  it('adopts a placeholder ConfigMap and keeps its other keys and owners in place', () => {
+    const placeholder: ConfigMapView = {
+      name: 'swarm-worker-config',
+      namespace: 'ns',
+      resourceVersion: '3',
+      labels: { team: 'video' },
+      annotations: {},
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: 'ns', uid: 'ns-uid' }],
+      data: { 'config.yml': '', 'other.txt': 'keep me' },
+    };
+    const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: placeholder, pods: [] }));
+    expect(d.write).toBe('update');
+    expect(d.config.version).toBe(1);
+    expect(d.configMap.data['other.txt']).toBe('keep me');
+    expect(d.configMap.labels.team).toBe('video');
+    expect(d.configMap.ownerReferences.map((o) => o.kind)).toEqual(['Namespace', 'Swarm']);
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(d), pods: [] }));
+    expect(again.write).toBe('none');
+  });
+
+  it('replaces a malformed config and says so', () => {
+    const broken: ConfigMapView = {
+      name: 'swarm-worker-config',
+      namespace: 'ns',
+      resourceVersion: '3',
+      labels: {},
+      annotations: {},
+      ownerReferences: [],
+      data: { 'config.yml': 'workloads: [not, a, map' },
+    };
+    const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: broken, pods: [] }));
+    expect(d.malformedPrevious).toBeTruthy();
+    expect(d.write).toBe('update');
+  });
+});
+
+describe('decideRestarts', () => {
+  const swarm = valid(swarmOf());
+  const scaleUp = () => {
+    const pods = [pod(0), pod(1)];
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+    const second = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }), '8');
+    return { pods, workspace: readRestarts(second.annotations) };
+  };
+
+  it('waits for the gainer to be Ready before restarting a loser (make-before-break)', () => {
+    const { pods, workspace } = scaleUp();
+    const notReady = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, pod(2, { ready: false })] });
+    expect(notReady.deletes).toEqual([]);
+    expect(notReady.waiting).toMatch(/waits for swarm-worker-2/);
+    const ready = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, pod(2)] });
+    // maxUnavailable 1: one at a time.
+    expect(ready.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
+    expect(ready.outstanding.sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  });
+
+  it('never deletes more than maxUnavailable, counting pods already out of service', () => {
+    const { pods, workspace } = scaleUp();
+    const two = valid(swarmOf({ restart: { maxUnavailable: 2 } }));
+    expect(decideRestarts({ swarm: two, statefulSet: sts(3), workspace, pods: [...pods, pod(2)] }).deletes).toHaveLength(2);
+    const terminating = pods.map((p, i) => (i === 0 ? { ...p, terminating: true } : p));
+    const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...terminating, pod(2)] });
+    expect(d.deletes).toEqual([]);
+    expect(d.waiting).toMatch(/swarm-worker-0 restarting/);
+  });
+
+  it('never restarts a pod that started after its share was written, and prunes finished steps', () => {
+    const { pods, workspace } = scaleUp();
+    const replaced = [pod(0), pods[1]!, pod(2)]; // worker-0 came back with a new uid
+    const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: replaced });
+    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
+    expect(d.prunedWorkspace?.steps.map((s) => s.worker)).toEqual(['swarm-worker-1']);
+    const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
+    expect(allNew.deletes).toEqual([]);
+    expect(allNew.outstanding).toEqual([]);
+    expect(allNew.prunedWorkspace?.steps).toEqual([]);
+  });
+
+  it('break-before-make restarts the losers without waiting for gainers', () => {
+    const bbm = valid(swarmOf({ restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const pods = [pod(0), pod(1)];
+    const first = written(decideConfigMap({ swarm: bbm, statefulSet: sts(2), configMap: undefined, pods }));
+    const ws = readRestarts(written(decideConfigMap({ swarm: bbm, statefulSet: sts(3), configMap: first, pods })).annotations);
+    const d = decideRestarts({ swarm: bbm, statefulSet: sts(3), workspace: ws, pods: [...pods, pod(2, { ready: false })] });
+    expect(d.deletes.map((p) => p.name).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  });
+});
+
+describe('computeStatus', () => {
+  const swarm = valid(swarmOf());
+  const now = '2026-11-22T00:00:00Z';
+  const config = parse('version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [a]\n    version: 3\n  swarm-worker-1:\n    jobs: [b]\n    version: 2\n');
+
+  it('is Running and Ready when every worker is ready and nothing is pending', () => {
+    const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0), pod(1)] });
+    expect(s).toMatchObject({ phase: 'Running', replicas: 2, readyReplicas: 2, version: 3, observedGeneration: 1 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Converged' });
+    expect(s.workers).toEqual([
+      { name: 'swarm-worker-0', jobs: 1, version: 3, restartPending: false },
+      { name: 'swarm-worker-1', jobs: 1, version: 2, restartPending: false },
+    ]);
+  });
+
+  it('is Pending until the pods exist, Updating while restarts are pending', () => {
+    expect(computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0)] }).phase).toBe('Pending');
+    const p0 = pod(0);
+    const workspace = { version: 3, steps: [{ worker: 'swarm-worker-0', staleUid: p0.uid, waitFor: [] }] };
+    const s = computeStatus({ swarm, now, statefulSet: sts(2), config, workspace, pods: [p0, pod(1)] });
+    expect(s.phase).toBe('Updating');
+    expect(s.workers?.[0]?.restartPending).toBe(true);
+  });
+
+  it('reports an invalid spec as Ready=False/InvalidSpec and Degraded', () => {
+    const s = computeStatus({ swarm, now, problem: { reason: 'InvalidSpec', message: 'bad' }, pods: [] });
+    expect(s.phase).toBe('Degraded');
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status, and emits events only on change', () => {
+    const first = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0), pod(1)] });
+    const later = computeStatus({ swarm: { ...swarm, status: first }, now: '2026-11-22T01:00:00Z', statefulSet: sts(2), config, pods: [pod(0), pod(1)] });
+    expect(later).toEqual(first);
+    expect(conditionEvents(first.conditions, later.conditions ?? [])).toEqual([]);
+    const broken = computeStatus({ swarm: { ...swarm, status: first }, now: '2026-11-22T02:00:00Z', problem: { reason: 'InvalidSpec', message: 'bad' }, pods: [] });
+    const events = conditionEvents(first.conditions, broken.conditions ?? []);
+    expect(events.map((e) => `${e.type}/${e.reason}`)).toEqual(['Warning/InvalidSpec', 'Warning/InvalidSpec']);
+    expect(broken.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe('2026-11-22T02:00:00Z');
+  });
+});

@@ -1,0 +1,197 @@
+// The reconcilers over a stubbed KubeClient: at-least-once events, concurrency,
+// transient failures, invalid specs. (The same flows run against the real API
+// server in test/integration.)
+import { describe, expect, it } from 'vitest';
+import { KubeError } from '../../lib/kube/errors.js';
+import { reconcileAssign } from '../../lib/reconcilers/assign.js';
+import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { reconcileRestart } from '../../lib/reconcilers/restart.js';
+import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import { readRestarts } from '../../lib/decisions/workspace.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { MemoryKube } from '../support/memory-kube.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const key = { namespace: 'ns', name: 'swarm' };
+function world(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}) {
+  const kube = new MemoryKube();
+  kube.addSwarm(swarmOf(spec));
+  kube.setStatefulSet('ns', 'swarm-worker', replicas);
+  for (let i = 0; i < replicas; i++) kube.startPod('ns', 'swarm-worker', i);
+  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
+  return { kube, env };
+}
+/** Plays the StatefulSet controller: deleted pods come back with new uids, Ready. */
+function recreate(kube: MemoryKube): void {
+  for (const name of kube.reapTerminating()) kube.startPod('ns', 'swarm-worker', Number(name.split('-').pop()));
+}
+
+describe('assign', () => {
+  it('writes the ConfigMap and status once; a repeated event writes nothing', async () => {
+    const { kube, env } = world();
+    const first = await reconcileAssign(env, key);
+    expect(first).toMatchObject({ result: 'changed', version: 1 });
+    expect(kube.writes.map((w) => w.op)).toContain('createConfigMap');
+    kube.writes = [];
+    const again = await reconcileAssign(env, key);
+    expect(again).toMatchObject({ result: 'unchanged', writes: 0 });
+    expect(kube.writes).toEqual([]);
+  });
+
+  it('an invalid spec sets Ready=False/InvalidSpec, records an Event and writes no ConfigMap', async () => {
+    const { kube, env } = world(2, { jobs: ['a', 'b', 'a'] });
+    const out = await reconcileAssign(env, key);
+    expect(out).toMatchObject({ result: 'invalid', reason: 'InvalidSpec' });
+    expect(out.message).toMatch(/duplicate job names: "a"/);
+    expect(kube.configMaps.size).toBe(0);
+    const ready = kube.swarms.get('ns/swarm')!.status!.conditions!.find((c) => c.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(kube.events.map((e) => e.reason)).toContain('InvalidSpec');
+    // Sparse: the same problem again records nothing new.
+    kube.events = [];
+    await reconcileAssign(env, key);
+    expect(kube.events).toEqual([]);
+  });
+
+  it('a gone Swarm is a no-op', async () => {
+    const { kube, env } = world();
+    kube.swarms.clear();
+    expect(await reconcileAssign(env, key)).toMatchObject({ result: 'gone', writes: 0 });
+    expect(kube.writes).toEqual([]);
+  });
+
+  it('a transient API failure surfaces (so the broker retries) and a retry converges', async () => {
+    const { kube, env } = world();
+    kube.fail('createConfigMap');
+    await expect(reconcileAssign(env, key)).rejects.toMatchObject({ kind: 'Transient' });
+    expect(kube.configMaps.size).toBe(0);
+    expect(await reconcileAssign(env, key)).toMatchObject({ result: 'changed', version: 1 });
+  });
+
+  it('a status write failing after the ConfigMap write still reports the change on retry (restarts are announced)', async () => {
+    const { kube, env } = world();
+    await reconcileAssign(env, key);
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    kube.fail('replaceSwarmStatus');
+    await expect(reconcileAssign(env, key)).rejects.toThrow(/injected/);
+    const retry = await reconcileAssign(env, key);
+    // The ConfigMap was already written; restarts are outstanding, so restart is told again.
+    expect(retry.result).toBe('unchanged');
+    expect(retry.notify).toBe(true);
+  });
+
+  it('concurrent reconciles for one Swarm lose no update and converge (guarded writes + retry)', async () => {
+    const { kube, env } = world();
+    await reconcileAssign(env, key);
+    // Interleave: both read, then one writes; the other's write conflicts and re-reads.
+    let reads = 0;
+    let release: () => void = () => {};
+    const bothRead = new Promise<void>((r) => (release = r));
+    kube.beforeCall = async (op) => {
+      if (op === 'getConfigMap' && ++reads === 2) release();
+      if (op === 'replaceConfigMap' || op === 'replaceSwarmStatus') await bothRead;
+    };
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    let conflicts = 0;
+    const counting = { ...env, onConflictRetry: () => void (conflicts += 1) };
+    const [a, b] = await Promise.all([reconcileAssign(counting, key), reconcileAssign(counting, key)]);
+    expect(conflicts).toBeGreaterThan(0);
+    kube.beforeCall = undefined;
+    expect([a.result, b.result].sort()).toEqual(['changed', 'unchanged']);
+    const config = parse(kube.configFor('ns', 'swarm-worker-config')!);
+    expect(config.version).toBe(2);
+    expect(Object.keys(config.workloads)).toHaveLength(3);
+    kube.writes = [];
+    expect(await reconcileAssign(env, key)).toMatchObject({ result: 'unchanged', writes: 0 });
+  });
+
+  it('gives up after bounded conflicts with a transient error', async () => {
+    const { kube, env } = world();
+    kube.fail('createConfigMap', 10, new KubeError('Conflict', 409, 'exists', 'create'));
+    await expect(reconcileAssign({ ...env, maxAttempts: 3 }, key)).rejects.toMatchObject({ kind: 'Transient' });
+  });
+});
+
+describe('restart', () => {
+  async function scaledTo3() {
+    const w = world(2);
+    await reconcileAssign(w.env, key);
+    w.kube.setStatefulSet('ns', 'swarm-worker', 3);
+    w.kube.startPod('ns', 'swarm-worker', 2, false);
+    await reconcileAssign(w.env, key);
+    return w;
+  }
+
+  it('restarts each changed worker exactly once, gainer first, one at a time, then prunes its bookkeeping', async () => {
+    const { kube, env } = await scaledTo3();
+    // The new worker is not Ready yet: the losers wait.
+    expect((await reconcileRestart(env, key)).restarted).toEqual([]);
+    kube.setReady('ns', 'swarm-worker-2', true);
+    const order: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const out = await reconcileRestart(env, key);
+      order.push(...out.restarted);
+      // Duplicate delivery of the same event changes nothing.
+      expect((await reconcileRestart(env, key)).restarted).toEqual([]);
+      recreate(kube);
+    }
+    expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    const cm = kube.configMaps.get('ns/swarm-worker-config')!;
+    expect(readRestarts(cm.annotations).steps).toEqual([]);
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3, version: 2 });
+  });
+
+  it('a stale event after convergence deletes nothing', async () => {
+    const { kube, env } = await scaledTo3();
+    kube.setReady('ns', 'swarm-worker-2', true);
+    for (let i = 0; i < 4; i++) {
+      await reconcileRestart(env, key);
+      recreate(kube);
+    }
+    const deletes = kube.writes.filter((w) => w.op === 'deletePod').length;
+    await reconcileRestart(env, key);
+    await reconcileAssign(env, key);
+    expect(kube.writes.filter((w) => w.op === 'deletePod').length).toBe(deletes);
+  });
+
+  it('does nothing for hot-reloading workers', async () => {
+    const { kube, env } = world(2, { restart: { policy: 'None' } });
+    await reconcileAssign(env, key);
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    kube.startPod('ns', 'swarm-worker', 2);
+    await reconcileAssign(env, key);
+    expect((await reconcileRestart(env, key)).restarted).toEqual([]);
+    expect(kube.writes.filter((w) => w.op === 'deletePod')).toEqual([]);
+  });
+});
+
+describe('routing and coalescing', () => {
+  it('maps StatefulSet and Pod triggers to the Swarm that manages them', async () => {
+    const { env } = world();
+    const base = { source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'v1', namespace: 'ns' } as const;
+    expect(await swarmKeysFor(env, { ...base, kind: 'StatefulSet', name: 'swarm-worker' })).toEqual([key]);
+    expect(await swarmKeysFor(env, { ...base, kind: 'Pod', name: 'swarm-worker-7' })).toEqual([key]);
+    expect(await swarmKeysFor(env, { ...base, kind: 'Pod', name: 'other-0' })).toEqual([]);
+  });
+
+  it('events arriving during a reconcile cause exactly one follow-up', async () => {
+    const coalescer = createCoalescer();
+    let runs = 0;
+    let unblock: () => void = () => {};
+    const gate = new Promise<void>((r) => (unblock = r));
+    const work = async () => {
+      runs += 1;
+      if (runs === 1) await gate;
+      return runs;
+    };
+    const first = coalescer.run('k', work);
+    const joiners = [coalescer.run('k', work), coalescer.run('k', work), coalescer.run('k', work)];
+    unblock();
+    const results = await Promise.all([first, ...joiners]);
+    expect(runs).toBe(2);
+    expect(results.map((r) => r.value)).toEqual([1, 2, 2, 2]);
+    expect(results.map((r) => r.shared)).toEqual([false, false, true, true]);
+    expect(coalescer.inFlight()).toBe(0);
+  });
+});
