@@ -5,13 +5,15 @@
 // the unit tests on that Node version too.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { readDockerfile } from './dockerfile.js';
+import { cacheRoot } from '../controlplane/build.js';
 
 const repo = resolve(import.meta.dirname, '../..');
-const cacheDir = process.env.SWARM_CACHE_DIR ?? join(homedir(), '.cache', 'swarm');
+// The same cache as the control plane's binaries: $SWARM_CACHE_DIR, $XDG_CACHE_HOME/swarm or ~/.cache/swarm.
+const cacheDir = cacheRoot();
 let failures = 0;
 let passes = 0;
 let pending = 0;

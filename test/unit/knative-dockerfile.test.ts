@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { readDockerfile } from '../../test/image/dockerfile.js';
+
+const dockerfile = readFileSync(resolve(import.meta.dirname, '../../Dockerfile'), 'utf8');
+
+describe('Dockerfile', () => {
+  it('names the Node version and the entry point of each target, which test:image runs', () => {
+    const facts = readDockerfile(dockerfile);
+    expect(facts.nodeVersion).toMatch(/^\d+\.\d+\.\d+$/);
+    // An even major: an LTS line.
+    expect(Number(facts.nodeVersion.split('.')[0]) % 2).toBe(0);
+    expect(facts.commands.functions).toEqual(['node', 'dist/functions/server.js']);
+    expect(facts.commands.worker).toEqual(['node', 'dist/examples/worker/main.js']);
+  });
+
+  it('runs as a numeric non-root user, installs production dependencies only, and defaults to the functions target', () => {
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    expect(runtime).toMatch(/^USER 1000:1000$/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    const stages = [...dockerfile.matchAll(/^FROM .* AS (\S+)$/gm)].map((m) => m[1]);
+    expect(stages[stages.length - 1]).toBe('functions');
+  });
+
+  it('rejects a Dockerfile without a pinned Node version', () => {
+    expect(() => readDockerfile('FROM node:lts AS build\n')).toThrow(/NODE_VERSION/);
+  });
+});
