@@ -148,18 +148,26 @@ function parseReplace(spec: string): GoModReplace {
 
 /**
  * Replace directives of a dependency are ignored by Go, so a module that
- * builds k8s.io/kubernetes must repeat them. Local staging directories
- * become the published staging module at the matching v0 version.
+ * builds it must repeat the ones that matter. k8s.io/kubernetes requires its
+ * staging modules at v0.0.0 and points them at ./staging/src/<module>: those
+ * become the published staging module at the matching v0 version. Other
+ * local replaces (etcd's `../api` siblings) only serve upstream's own
+ * development, its require lines already name published versions, so they
+ * are dropped, as Go itself does for a dependency.
  */
 export function inheritedReplaces(upstream: UpstreamGoMod, upstreamVersion: string): GoModReplace[] {
-  return upstream.replaces.map((replace) => {
-    if (!replace.to.startsWith('.')) return replace;
-    const stagingMatch = /(?:^|\/)staging\/src\/(.+)$/.exec(replace.to);
-    if (!stagingMatch || stagingMatch[1] !== replace.from) {
-      throw new Error(`local replace ${replace.from} => ${replace.to} has no published module`);
+  const inherited: GoModReplace[] = [];
+  for (const replace of upstream.replaces) {
+    if (!replace.to.startsWith('.')) {
+      inherited.push(replace);
+      continue;
     }
-    return { from: replace.from, to: replace.from, toVersion: stagingVersion(upstreamVersion) };
-  });
+    const stagingMatch = /(?:^|\/)staging\/src\/(.+)$/.exec(replace.to);
+    if (stagingMatch && stagingMatch[1] === replace.from) {
+      inherited.push({ from: replace.from, to: replace.from, toVersion: stagingVersion(upstreamVersion) });
+    }
+  }
+  return inherited;
 }
 
 /** The go.mod of the scratch module that builds one tool. */

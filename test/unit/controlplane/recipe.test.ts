@@ -72,9 +72,9 @@ describe('control plane build recipe', () => {
     ]);
   });
 
-  it('refuses a local replace that has no published module', () => {
-    const upstream = parseGoMod('module x\n\ngo 1.26\n\nreplace example.com/a => ../a\n');
-    expect(() => inheritedReplaces(upstream, 'v1.36.4')).toThrow(/no published module/);
+  it('drops sibling-directory replaces, whose require lines already name published versions', () => {
+    const upstream = parseGoMod('module go.etcd.io/etcd/server/v3\n\ngo 1.26\n\nreplace go.etcd.io/etcd/api/v3 => ../api\n');
+    expect(inheritedReplaces(upstream, 'v3.6.16')).toEqual([]);
   });
 
   it('renders a scratch go.mod that requires the pinned module and lists its binaries as tools', () => {
