@@ -19,11 +19,21 @@ const check = ajv.compile(swarmSchema);
 
 /** How many duplicate names to spell out before summarising. */
 const MAX_NAMED_DUPLICATES = 10;
+/**
+ * How many problems to list: they end up in a Condition message (the apiserver caps
+ * it at 32768 characters) and in front of a person, who needs the first few, not 10000.
+ */
+export const MAX_PROBLEMS = 20;
+
+function capped(problems: string[]): string[] {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  return [...problems.slice(0, MAX_PROBLEMS - 1), `… and ${problems.length - MAX_PROBLEMS + 1} more problems`];
+}
 
 export function validateSwarm(obj: unknown): SwarmValidation {
   // ajv applies defaults in place; the caller's object stays untouched.
   const candidate: unknown = structuredClone(obj);
-  if (!check(candidate)) return { ok: false, problems: problemsFrom(check.errors) };
+  if (!check(candidate)) return { ok: false, problems: capped(problemsFrom(check.errors)) };
   const swarm = candidate as Swarm;
   const problems: string[] = [];
   if (swarm.apiVersion !== API_VERSION) problems.push(`apiVersion: must be ${API_VERSION}`);

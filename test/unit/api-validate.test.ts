@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../lib/api/schema.js';
-import { validateSwarm } from '../../lib/api/validate.js';
+import { MAX_PROBLEMS, validateSwarm } from '../../lib/api/validate.js';
 
 /** No control characters: what the schema allows in a job name. */
 const printable = (s: string): boolean => [...s].every((c) => c.charCodeAt(0) > 0x1f && c.charCodeAt(0) !== 0x7f);
@@ -93,6 +93,15 @@ describe('validateSwarm names every problem by its field path', () => {
       'spec.workload.jobs[0].weight: must be ≤ 1000',
       'spec.workload.jobs[1]: must be string or object, not integer',
     ]);
+  });
+
+  it('at most MAX_PROBLEMS problems, so the Condition message stays bounded', () => {
+    const jobs = Array.from({ length: 5000 }, () => ({ name: 'x'.repeat(200), weight: 5000 }));
+    const problems = problemsOf(swarm({ workload: { jobs } }));
+    expect(problems).toHaveLength(MAX_PROBLEMS);
+    expect(problems[0]).toBe('spec.workload.jobs[0].weight: must be ≤ 1000');
+    expect(problems.at(-1)).toBe(`… and ${5000 - MAX_PROBLEMS + 1} more problems`);
+    expect(problems.join('; ').length).toBeLessThan(32768);
   });
 
   it('duplicate job names, naming each and where it appears', () => {
