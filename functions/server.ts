@@ -1,6 +1,7 @@
 // The HTTP host of the functions. One image, one entry point: env FUNCTION
 // picks `assign` or `restart` (a Knative Service each), or `all` for a local run.
-//   POST /           CloudEvents (FUNCTION=assign|restart)
+//   POST /           CloudEvents (FUNCTION=assign|restart); with FUNCTION=all, a
+//                    local broker routing by knative/base/triggers.yaml
 //   POST /functions/<name>  each function (FUNCTION=all)
 //   GET  /healthz /readyz /metrics /swarms/:namespace/:name
 import express from 'express';
@@ -19,6 +20,9 @@ import { eventRoute, jsonErrors } from './http.js';
 import { introspectionRouter } from './introspection.js';
 import { readSwarmView } from './introspection-read.js';
 import { restartFunction } from './restart/index.js';
+import { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from '../lib/broker/local-broker.js';
+import { loadTriggers } from '../lib/broker/triggers.js';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 export type FunctionChoice = 'assign' | 'restart' | 'all';
 
@@ -28,6 +32,8 @@ export interface AppOptions {
   log: Logger;
   metrics: Metrics;
   now?: () => Date;
+  /** FUNCTION=all: the local broker served on POST / (routes to /functions/<name>). */
+  broker?: LocalBroker;
 }
 
 function functionsFor(options: AppOptions): SwarmFunction[] {
@@ -73,6 +79,7 @@ export function createApp(options: AppOptions): express.Express {
   const routeOptions = { log: options.log, metrics: options.metrics };
   if (options.function === 'all') {
     for (const fn of functions) app.use(`/functions/${fn.name}`, eventRoute({ ...routeOptions, functions: [fn] }));
+    if (options.broker) app.use('/', options.broker.router);
   } else {
     app.use('/', eventRoute({ ...routeOptions, functions }));
   }
@@ -89,19 +96,44 @@ export function functionFromEnv(value: string | undefined): FunctionChoice {
 export interface Started {
   server: Server;
   port: number;
+  /** FUNCTION=all only. */
+  broker?: LocalBroker;
   close(): Promise<void>;
 }
 
+/** FUNCTION=all: a broker whose subscribers are this host's own function routes. */
+function localBroker(log: Logger, onDelivery?: LocalBrokerOptions['onDelivery']): { broker: LocalBroker; bind(port: number): void } {
+  const subscribers: Record<string, string> = {};
+  const broker = createLocalBroker({
+    triggers: loadTriggers(),
+    subscribers,
+    ...(onDelivery ? { onDelivery } : {}),
+    onDeadLetter: (d) => log.warn({ trigger: d.trigger, type: d.event.type, id: d.event.id, status: d.status, body: d.body }, 'dead letter'),
+  });
+  return {
+    broker,
+    bind: (port) => {
+      for (const fn of ['assign', 'restart']) subscribers[`swarm-${fn}`] = `http://127.0.0.1:${port}/functions/${fn}`;
+    },
+  };
+}
+
 /** Starts a host from the environment: FUNCTION, PORT, KUBECONFIG, LOG_LEVEL, OTEL_*. */
-export async function start(env: NodeJS.ProcessEnv = process.env, extra: Partial<AppOptions> = {}): Promise<Started> {
+export interface StartExtras extends Partial<AppOptions> {
+  onDelivery?: LocalBrokerOptions['onDelivery'];
+  /** Extra span processors (npm start's trace printer, tests' in-memory exporter). */
+  spanProcessors?: SpanProcessor[];
+}
+
+export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartExtras = {}): Promise<Started> {
   const fn = functionFromEnv(env.FUNCTION);
   const log = extra.log ?? createLogger({ name: `swarm-${fn}` });
-  const tracing = initTracing({ serviceName: `swarm-${fn}` });
+  const tracing = initTracing({ serviceName: `swarm-${fn}`, ...(extra.spanProcessors ? { spanProcessors: extra.spanProcessors } : {}) });
   const metrics = extra.metrics ?? createMetrics({ defaultLabels: { function: fn } });
   let kube = extra.kube;
   if (!kube) {
     try {
-      kube = createK8sClient(loadKubeConfig(), {
+      kube = createK8sClient(loadKubeConfig(env.KUBECONFIG), {
         instrument: (call, run) => kubeSpan(call.verb, call.resource, run, { namespace: call.namespace, ...(call.name ? { name: call.name } : {}), metrics }),
       });
     } catch (err) {
@@ -110,19 +142,24 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: Partial
       kube = unreachableClient(reason);
     }
   }
-  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}) });
+  const local = fn === 'all' ? localBroker(log, extra.onDelivery) : undefined;
+  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), ...(local ? { broker: local.broker } : {}) });
   const port = Number(env.PORT ?? 8080);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(port, () => resolve(s));
+    const s = app.listen(port, env.HOST ?? '0.0.0.0', () => resolve(s));
     s.once('error', reject);
   });
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
+  local?.bind(bound);
   log.info({ function: fn, port: bound, exporters: tracing.exporters }, 'listening');
   return {
     server,
     port: bound,
+    ...(local ? { broker: local.broker } : {}),
     close: async () => {
+      local?.broker.close();
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await tracing.forceFlush().catch(() => undefined);
     },

@@ -24,10 +24,11 @@ export interface K8sClientOptions {
   instrument?: Instrument;
 }
 
-/** Loads KUBECONFIG / ~/.kube/config out of cluster, the service account in cluster. */
-export function loadKubeConfig(): k8s.KubeConfig {
+/** Loads `path` when given; else KUBECONFIG / ~/.kube/config out of cluster, the service account in cluster. */
+export function loadKubeConfig(path?: string): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
-  kc.loadFromDefault();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
   return kc;
 }
 
