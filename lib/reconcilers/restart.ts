@@ -71,6 +71,7 @@ async function restartOnce(
     // Finished steps are forgotten; a conflict here means the config moved on: decide again.
     await env.kube.replaceConfigMap({ ...configMap, annotations: withRestarts(configMap.annotations, decision.prunedWorkspace) });
     carry.writes += 1;
+    env.onConfigMapWrite?.();
   }
 
   // Status from the same observation `assign` would make, so the two never disagree.
