@@ -14,6 +14,8 @@ export const processIo: Io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   stdin: async () => {
+    // Waiting silently on a terminal looks like a hang; say what is missing instead.
+    if (process.stdin.isTTY) throw new CliError('no --jobs FILE given and stdin is a terminal (pipe a job list or pass --jobs)');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');

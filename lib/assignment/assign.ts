@@ -72,18 +72,21 @@ function nameIndex(table: JobTable): (name: string) => number {
   let size = 1;
   while (size < names.length * 2) size <<= 1;
   const mask = size - 1;
-  const slots = new Int32Array(size).fill(-1);
+  // Interleaved [hash, index] slots: a probe touches one cache line, and the
+  // name itself is read only when the hash matches.
+  const slots = new Int32Array(size * 2).fill(-1);
   for (let i = 0; i < names.length; i++) {
     let s = hashes[i]! & mask;
-    while (slots[s] !== -1) s = (s + 1) & mask;
-    slots[s] = i;
+    while (slots[2 * s + 1] !== -1) s = (s + 1) & mask;
+    slots[2 * s] = hashes[i]! | 0;
+    slots[2 * s + 1] = i;
   }
   return (name) => {
-    const h = hash32(name);
+    const h = hash32(name) | 0;
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const i = slots[s]!;
+      const i = slots[2 * s + 1]!;
       if (i === -1) return -1;
-      if (hashes[i] === h && names[i] === name) return i;
+      if (slots[2 * s] === h && names[i] === name) return i;
     }
   };
 }
@@ -214,8 +217,9 @@ function balanceCounts(order: Uint32Array, owner: Int32Array, isShared: Uint8Arr
 
 /**
  * Weighted: no exact count targets exist, so keep loads within the largest
- * weight of each other. Workers above avg + wmax/2 shed their heaviest jobs
- * (fewest moves); unplaced jobs go heaviest-first to the least-loaded worker
+ * weight of each other. Workers above avg + wmax shed their heaviest jobs,
+ * then the heaviest workers shed (heaviest job first) just enough weight to
+ * fill the light ones; unplaced jobs go heaviest-first to the least-loaded worker
  * (LPT); a final repair moves jobs from the most to the least loaded worker
  * until max - min <= wmax (each such move strictly lowers the sum of squared
  * loads, so it terminates).
@@ -243,12 +247,53 @@ function balanceWeights(
     if (owner[i]! >= 0) load[owner[i]!] = load[owner[i]!]! + weights[i]!;
   }
   const heavyFirst = members.sort((a, b) => weights[b]! - weights[a]! || rank[b]! - rank[a]!);
-  const shedAbove = totalWeight / shared.length + maxWeight / 2;
+  const avg = totalWeight / shared.length;
+  // 1. What balance forces: nobody stays above avg + wmax (the bound's premise).
+  let supply = 0;
   for (const i of heavyFirst) {
     const w = owner[i]!;
-    if (w >= 0 && load[w]! > shedAbove) {
+    if (w >= 0 && load[w]! > avg + maxWeight) {
       owner[i] = UNPLACED;
       load[w] = load[w]! - weights[i]!;
+    }
+    if (owner[i] === UNPLACED) supply += weights[i]!;
+  }
+  // 2. Just enough to lift the light workers to the fill line, the lowest
+  // load compatible with max - min <= wmax given the heaviest kept worker:
+  // shed from the currently heaviest worker, its heaviest job that keeps it
+  // on or above the line first (fewest moves), until the weight to place
+  // covers the deficit. Shedding more would only send jobs on a round trip.
+  let maxLoad = 0;
+  for (const w of shared) maxLoad = Math.max(maxLoad, load[w]!);
+  const fillLine = Math.min(avg, maxLoad - maxWeight);
+  let deficit = 0;
+  for (const w of shared) deficit += Math.max(0, fillLine - load[w]!);
+  if (supply < deficit) {
+    const heaviestFirst = new Map<number, number[]>(shared.map((w) => [w, []]));
+    for (const i of heavyFirst) if (owner[i]! >= 0) heaviestFirst.get(owner[i]!)!.push(i);
+    const next = new Map<number, number>(shared.map((w) => [w, 0]));
+    // A worker sheds only jobs that keep it above the fill line, heaviest such
+    // first. Its allowance only shrinks, so a job too heavy once stays too
+    // heavy and the cursor never moves back.
+    const fits = (w: number): number => {
+      const list = heaviestFirst.get(w)!;
+      let k = next.get(w)!;
+      while (k < list.length && (owner[list[k]!] !== w || load[w]! - weights[list[k]!]! < fillLine)) k++;
+      next.set(w, k);
+      return k < list.length ? list[k]! : -1;
+    };
+    while (supply < deficit) {
+      let top = -1;
+      let job = -1;
+      for (const w of shared) {
+        if (top >= 0 && load[w]! <= load[top]!) continue;
+        const i = fits(w);
+        if (i >= 0) [top, job] = [w, i];
+      }
+      if (top < 0 || load[top]! <= avg) break;
+      owner[job] = UNPLACED;
+      load[top] = load[top]! - weights[job]!;
+      supply += weights[job]!;
     }
   }
   const heap = new LoadHeap(shared, load);

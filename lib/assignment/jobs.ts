@@ -111,11 +111,14 @@ function radixSortByHash(hashes: Uint32Array): Uint32Array {
   const count = hashes.length;
   let from = new Uint32Array(count);
   let to = new Uint32Array(count);
+  // Keys travel with their indices so every pass reads memory sequentially.
+  let keysFrom = Uint32Array.from(hashes);
+  let keysTo = new Uint32Array(count);
   for (let i = 0; i < count; i++) from[i] = i;
   const buckets = new Uint32Array(2048);
   for (let shift = 0; shift < 33; shift += 11) {
     buckets.fill(0);
-    for (let k = 0; k < count; k++) buckets[(hashes[from[k]!]! >>> shift) & 2047]!++;
+    for (let k = 0; k < count; k++) buckets[(keysFrom[k]! >>> shift) & 2047]!++;
     let sum = 0;
     for (let b = 0; b < 2048; b++) {
       const c = buckets[b]!;
@@ -123,10 +126,13 @@ function radixSortByHash(hashes: Uint32Array): Uint32Array {
       sum += c;
     }
     for (let k = 0; k < count; k++) {
-      const i = from[k]!;
-      to[buckets[(hashes[i]! >>> shift) & 2047]!++] = i;
+      const key = keysFrom[k]!;
+      const slot = buckets[(key >>> shift) & 2047]!++;
+      to[slot] = from[k]!;
+      keysTo[slot] = key;
     }
     [from, to] = [to, from];
+    [keysFrom, keysTo] = [keysTo, keysFrom];
   }
   return from;
 }
