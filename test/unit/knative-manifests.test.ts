@@ -49,8 +49,9 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
   it('restart: get Swarms, list and delete Pods, update ConfigMaps (never create), Swarm status, Events', () => {
     expect(permissions(byName(roles, 'swarm-restart'))).toEqual(
       [
-        ...expand('k8slab.info', 'swarms', ['get']),
+        ...expand('k8slab.info', 'swarms', ['get', 'list']),
         ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
+        ...expand('apps', 'statefulsets', ['get']),
         ...expand('', 'pods', ['get', 'list', 'delete']),
         ...expand('', 'configmaps', ['get', 'update', 'patch']),
         ...expand('', 'events', ['create', 'patch']),
