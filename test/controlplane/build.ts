@@ -5,12 +5,12 @@
 // build is resumed rather than trusted.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pins, ToolId, ToolSpec } from './recipe.js';
-import { KWOK_STAGE_FILES, cacheKey, goBuildArgs, parseGoMod, renderToolGoMod, toolSpecs } from './recipe.js';
+import { KWOK_STAGE_FILES, KWOK_STAGE_ROOT, cacheKey, goBuildArgs, parseGoMod, renderToolGoMod, toolSpecs } from './recipe.js';
 
 export type ProgressFn = (line: string) => void;
 
@@ -49,6 +49,11 @@ export function kwokStagesDir(): string {
   return join(cacheDir(), 'kwok-stages');
 }
 
+/** Absolute paths of the KWOK stage files a cluster runs. */
+export function kwokStageFiles(): string[] {
+  return KWOK_STAGE_FILES.map((file) => join(kwokStagesDir(), file));
+}
+
 /** The tools a running cluster needs; the ApiServerSource adapter is built on demand. */
 export const CLUSTER_TOOLS: readonly ToolId[] = ['etcd', 'kubernetes', 'kwok'];
 export const ALL_TOOLS: readonly ToolId[] = [...CLUSTER_TOOLS, 'knative'];
@@ -58,7 +63,7 @@ const stderrProgress: ProgressFn = (line) => process.stderr.write(`[controlplane
 /**
  * Builds whatever of `tools` is not in the cache yet and returns the cache's
  * bin directory. Safe to call concurrently from several processes: a lock
- * directory serialises builders.
+ * directory per tool serialises the builders of that tool.
  */
 export async function ensureBuilt(
   onProgress: ProgressFn = stderrProgress,
@@ -67,20 +72,23 @@ export async function ensureBuilt(
   const pins = readPins();
   const dir = cacheDir(pins);
   const wanted = toolSpecs(pins).filter((tool) => tools.includes(tool.id));
-  const missing = (): ToolSpec[] => wanted.filter((tool) => !existsSync(markerPath(dir, tool.id)));
+  const complete = (tool: ToolSpec): boolean =>
+    existsSync(markerPath(dir, tool.id)) &&
+    (tool.id !== 'kwok' || KWOK_STAGE_FILES.every((file) => existsSync(join(dir, 'kwok-stages', file))));
+  const missing = (): ToolSpec[] => wanted.filter((tool) => !complete(tool));
   if (missing().length === 0) return join(dir, 'bin');
 
   await mkdir(dir, { recursive: true });
-  const release = await acquireLock(join(dir, '.lock'), onProgress);
-  try {
-    const todo = missing();
-    if (todo.length > 0) {
-      await assertGoAvailable();
-      onProgress(`building ${todo.map((t) => t.id).join(', ')} into ${dir} (a cold build takes many minutes)`);
+  await assertGoAvailable();
+  onProgress(`building ${missing().map((t) => t.id).join(', ')} into ${dir} (a cold build takes many minutes)`);
+  for (const tool of missing()) {
+    // One lock per tool: another process may be building a different tool.
+    const release = await acquireLock(join(dir, `.lock-${tool.id}`), onProgress);
+    try {
+      if (!complete(tool)) await buildTool(pins, dir, tool, onProgress);
+    } finally {
+      await release();
     }
-    for (const tool of todo) await buildTool(pins, dir, tool, onProgress);
-  } finally {
-    await release();
   }
   return join(dir, 'bin');
 }
@@ -123,9 +131,10 @@ async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: Pr
     const stages = join(dir, 'kwok-stages');
     await rm(stages, { recursive: true, force: true });
     await mkdir(stages, { recursive: true });
-    for (const file of KWOK_STAGE_FILES) {
-      await copyFile(join(downloaded.Dir, file), join(stages, file.split('/').pop() ?? file));
-    }
+    await cp(join(downloaded.Dir, KWOK_STAGE_ROOT), stages, {
+      recursive: true,
+      filter: (source) => !source.includes('/testdata') && !source.endsWith('.go'),
+    });
   }
 
   await writeFile(

@@ -12,13 +12,13 @@
 import { spawn } from 'node:child_process';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binPath, ensureBuilt, isAlive, kwokStagesDir } from './build.js';
+import { binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';
 import type { ClusterState, ComponentInputs, ComponentSpec, Health, Ports } from './components.js';
 import {
   PORT_NAMES,
@@ -100,12 +100,11 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   await writeIdentityKubeconfig(CLIENT_IDENTITIES.controllerManager, kubeconfigs.controllerManager);
   await writeIdentityKubeconfig(CLIENT_IDENTITIES.scheduler, kubeconfigs.scheduler);
 
-  const stagesDir = kwokStagesDir();
   const inputs: ComponentInputs = {
     ports,
     layout: l,
     bin: (name) => binPath(name as Parameters<typeof binPath>[0]),
-    kwokStageFiles: (await readdir(stagesDir)).sort().map((file) => join(stagesDir, file)),
+    kwokStageFiles: kwokStageFiles(),
     pki,
     kubeconfigs,
   };
