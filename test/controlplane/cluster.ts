@@ -111,7 +111,9 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   const admin = { ca: await readFile(pki.caCert), ...(await readPair(pki.cert(CLIENT_IDENTITIES.admin))) };
 
   const processes: { name: string; pid: number; health: Health }[] = [];
+  let watchdogPid: number | undefined;
   const state = (): ClusterState => ({
+    ...(watchdogPid ? { watchdogPid } : {}),
     workDir: l.workDir,
     kubeconfigPath: l.kubeconfig,
     server,
@@ -130,7 +132,10 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
       }
       await Promise.all(stage.map((spec) => waitHealthy(spec, processes, admin, deadline, l.logDir)));
     }
-    if (options.ownerPid) startWatchdog(options.ownerPid, state());
+    if (options.ownerPid) {
+      watchdogPid = startWatchdog(options.ownerPid, state());
+      await writeState(l.stateFile, state());
+    }
     const nodeCount = options.nodes ?? 2;
     for (let i = 0; i < nodeCount; i++) await kubeRequest(server, admin, 'POST', '/api/v1/nodes', fakeNode(i));
     await waitFor('fake nodes Ready', deadline, async () => {
@@ -175,7 +180,7 @@ function launch(spec: ComponentSpec, logDir: string): number {
  * A detached shell that outlives a crashed owner just long enough to stop
  * the cluster: polls the owner pid, then terminates the process groups.
  */
-function startWatchdog(ownerPid: number, state: ClusterState): void {
+function startWatchdog(ownerPid: number, state: ClusterState): number | undefined {
   const groups = state.processes.map((p) => `-${p.pid}`).join(' ');
   const cleanup = state.ephemeral ? `rm -rf -- ${shellQuote(state.workDir)}` : ':';
   const script = [
@@ -187,6 +192,7 @@ function startWatchdog(ownerPid: number, state: ClusterState): void {
   ].join('; ');
   const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
   child.unref();
+  return child.pid;
 }
 
 function shellQuote(text: string): string {
@@ -324,6 +330,8 @@ export async function readState(workDir: string = defaultWorkDir): Promise<Clust
 export async function stopCluster(workDir: string = defaultWorkDir): Promise<string[]> {
   const state = await readState(workDir);
   if (!state) return [];
+  // An orderly stop needs no watchdog.
+  if (state.watchdogPid) signalGroup(state.watchdogPid, 'SIGKILL');
   const stopped = await stopProcesses(state);
   if (state.ephemeral) await rm(state.workDir, { recursive: true, force: true });
   else await rm(layout(state.workDir).stateFile, { force: true });

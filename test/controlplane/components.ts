@@ -272,6 +272,8 @@ export interface ClusterState {
   readonly ports: Ports;
   readonly processes: readonly { readonly name: string; readonly pid: number; readonly health: Health }[];
   readonly startedAt: string;
+  /** The process that stops the cluster if its owner dies without stopping it. */
+  readonly watchdogPid?: number;
   /** Whether `stop` deletes the work directory (per-test-run clusters do). */
   readonly ephemeral: boolean;
 }

@@ -37,14 +37,18 @@ interface RecordedRequest {
 }
 
 /** The kind and object name an event is about, from its ce-type and subject. */
-function classify(request: RecordedRequest): { verb: Verb; kind: Kind | undefined; name: string | undefined } | undefined {
-  const verb = /^dev\.knative\.apiserver\.(?:resource|ref)\.(add|update|delete)$/.exec(request.headers['ce-type'] ?? '')?.[1];
-  if (!verb) return undefined;
+function classify(
+  request: RecordedRequest,
+): { mode: EventMode; verb: Verb; kind: Kind | undefined; name: string | undefined } | undefined {
+  const type = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/.exec(request.headers['ce-type'] ?? '');
+  if (!type) return undefined;
+  const mode: EventMode = type[1] === 'ref' ? 'Reference' : 'Resource';
+  const verb = type[2];
   const subject = request.headers['ce-subject'] ?? '';
   // Subjects look like /apis/apps/v1/namespaces/<ns>/statefulsets/<name>.
   const match = /\/(swarms|statefulsets|pods)\/([^/]+)$/.exec(subject);
   const kinds: Record<string, Kind> = { swarms: 'swarm', statefulsets: 'statefulset', pods: 'pod' };
-  return { verb: verb as Verb, kind: match ? kinds[match[1] ?? ''] : undefined, name: match?.[2] };
+  return { mode, verb: verb as Verb, kind: match ? kinds[match[1] ?? ''] : undefined, name: match?.[2] };
 }
 
 class Sink {
@@ -91,9 +95,9 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-const is = (kind: Kind, verb: Verb, name: string) => (r: RecordedRequest) => {
+const is = (mode: EventMode, kind: Kind, verb: Verb, name: string) => (r: RecordedRequest) => {
   const c = classify(r);
-  return c?.kind === kind && c.verb === verb && c.name === name;
+  return c?.mode === mode && c.kind === kind && c.verb === verb && c.name === name;
 };
 
 async function recordMode(kubeconfig: string, sink: Sink, sinkUrl: string, mode: EventMode): Promise<Record<string, RecordedRequest>> {
@@ -103,6 +107,8 @@ async function recordMode(kubeconfig: string, sink: Sink, sinkUrl: string, mode:
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const namespace = `fixtures-${mode.toLowerCase()}`;
+  // Each mode starts from an empty inbox: its objects reuse the same names.
+  sink.received.length = 0;
   await core.createNamespace({
     body: { metadata: { name: namespace, labels: { 'k8slab.info/swarm-enabled': 'true' } } },
   });
@@ -129,7 +135,7 @@ async function recordMode(kubeconfig: string, sink: Sink, sinkUrl: string, mode:
 
     const recorded: Record<string, RecordedRequest> = {};
     const record = async (kind: Kind, verb: Verb, name: string) => {
-      recorded[`${mode.toLowerCase()}-${kind}-${verb}`] = await sink.waitFor(`${mode} ${kind} ${verb}`, is(kind, verb, name));
+      recorded[`${mode.toLowerCase()}-${kind}-${verb}`] = await sink.waitFor(`${mode} ${kind} ${verb}`, is(mode, kind, verb, name));
     };
 
     await custom.createNamespacedCustomObject({ ...swarms, body: swarm('demo', ['job-a', 'job-b']) });
