@@ -1,20 +1,34 @@
 // `npm run cluster:up | cluster:down | cluster:status`: the long-lived local
 // cluster under .swarm/. `up` starts detached processes and returns.
-import { relative } from 'node:path';
+import { mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { binPath, clusterStatus, defaultWorkDir, ensureBuilt, repoRoot, startCluster, stopCluster } from './cluster.js';
+
+/** `.swarm/bin/<tool>` links to the cached binaries, for `PATH=$PWD/.swarm/bin:$PATH`. */
+async function linkBinaries(): Promise<string> {
+  const cacheBin = await ensureBuilt();
+  const linkDir = join(defaultWorkDir, 'bin');
+  await mkdir(linkDir, { recursive: true });
+  for (const name of await readdir(cacheBin)) {
+    if (name.startsWith('.')) continue;
+    await rm(join(linkDir, name), { force: true });
+    await symlink(join(cacheBin, name), join(linkDir, name));
+  }
+  return linkDir;
+}
 
 async function main(command: string | undefined): Promise<number> {
   switch (command) {
     case 'build':
-      await ensureBuilt();
+      process.stdout.write(`binaries in ${await linkBinaries()}\n`);
       return 0;
     case 'up': {
       const cluster = await startCluster({ workDir: defaultWorkDir });
-      const kubeconfig = relative(repoRoot, cluster.kubeconfigPath);
+      const linkDir = relative(repoRoot, await linkBinaries());
       process.stdout.write(
         `cluster up: ${cluster.server}\n` +
-          `  export KUBECONFIG=${cluster.kubeconfigPath}\n` +
-          `  ${binPath('kubectl')} --kubeconfig ${kubeconfig} get nodes\n` +
+          `  export KUBECONFIG=${cluster.kubeconfigPath} PATH=$PWD/${linkDir}:$PATH\n` +
+          `  kubectl get nodes     # ${binPath('kubectl')}\n` +
           `logs: ${relative(repoRoot, defaultWorkDir)}/logs/  stop: npm run cluster:down\n`,
       );
       return 0;
