@@ -4,8 +4,8 @@
 // all/any/not combinators, the list ANDed) over events shaped exactly like the
 // ApiServerSource adapter's (lib/events).
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { CloudEvent } from 'cloudevents';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
@@ -32,8 +32,8 @@ const triggers = parseAllDocuments(readFileSync(resolve(import.meta.dirname, '..
   (d) => d.toJS() as { spec: { filters: Filter[]; subscriber: { ref: { name: string } } } },
 );
 
-function routes(event: CloudEvent<unknown>): string[] {
-  const attributes = event.toJSON() as Attributes;
+function routes(event: CloudEvent<unknown> | Attributes): string[] {
+  const attributes = (typeof event.toJSON === 'function' ? (event as CloudEvent<unknown>).toJSON() : event) as Attributes;
   return triggers.filter((t) => t.spec.filters.every((f) => matches(f, attributes))).map((t) => t.spec.subscriber.ref.name);
 }
 
@@ -65,5 +65,28 @@ describe('Trigger routing', () => {
     expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: deployment }))).toEqual([]);
     expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignSwarm }))).toEqual([]);
     expect(routes(apiServerEvent({ verb: 'add', mode: 'ref', object: swarm }))).toEqual([]);
+  });
+});
+
+describe('Trigger routing of events recorded from the real ApiServerSource adapter', () => {
+  const dir = resolve(import.meta.dirname, '../fixtures/apiserversource');
+  const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+  /** Binary-mode CloudEvent: the attributes are the ce-* headers. */
+  function attributesOf(file: string): Attributes {
+    const { headers } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { headers: Record<string, string> };
+    return Object.fromEntries(Object.entries(headers).filter(([h]) => h.startsWith('ce-')).map(([h, v]) => [h.slice(3), v]));
+  }
+
+  it('has recordings of every kind and verb to check', () => {
+    expect(fixtures.filter((f) => f.startsWith('resource-'))).toHaveLength(9);
+  });
+
+  it('routes Resource-mode Swarm/StatefulSet events to assign, Pod events to restart, and Reference mode nowhere', () => {
+    for (const file of fixtures) {
+      const [mode, kind] = file.split('-') as [string, string];
+      const expected = mode !== 'resource' ? [] : kind === 'pod' ? ['swarm-restart'] : ['swarm-assign'];
+      expect({ file, routes: routes(attributesOf(file)) }).toEqual({ file, routes: expected });
+    }
   });
 });
