@@ -127,25 +127,29 @@ describe('the seed sample, end to end', () => {
     expect(change.moved).toBe(9); // 27 over 3: the new worker takes 9; nothing else moves
     expect([...change.changedWorkers].sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
 
-    // Each changed worker was restarted exactly once; the new one never.
-    for (const name of ['swarm-worker-0', 'swarm-worker-1']) {
-      const lives = timeline.livesOf(name);
-      expect(lives.filter((l) => l.deletingAt !== undefined).map((l) => l.uid)).toEqual([oldUids.get(name)]);
-    }
+    // Each changed worker's pod that held the older share was stopped; the new worker never was.
+    const stale = ['swarm-worker-0', 'swarm-worker-1'].map((name) => {
+      const old = timeline.livesOf(name).find((l) => l.uid === oldUids.get(name));
+      expect(old?.deletingAt, `${name}: the pod holding v1 was restarted`).toBeDefined();
+      // The replacement: the first pod of that name created after the old one was stopped.
+      const next = timeline.livesOf(name).find((l) => l.createdAt >= old!.deletingAt!);
+      expect(next?.readyAt, `${name}: its replacement became Ready`).toBeDefined();
+      return { name, old: old!, next: next! };
+    });
     expect(timeline.livesOf('swarm-worker-2').filter((l) => l.deletingAt !== undefined)).toEqual([]);
 
     // Make-before-break: every moved job's new owner was Ready before its old owner was stopped.
     const gainer = timeline.livesOf('swarm-worker-2')[0]!;
+    expect(gainer.readyAt).toBeDefined();
     for (const move of change.moves.filter((m) => m.from && m.to)) {
-      const loser = timeline.livesOf(move.from!).find((l) => l.uid === oldUids.get(move.from!))!;
-      expect(gainer.readyAt, `${move.job}: gainer ready`).toBeDefined();
-      expect(loser.deletingAt! >= gainer.readyAt!, `${move.job}: ${move.from} stopped after ${move.to} was Ready`).toBe(true);
+      const loser = stale.find((s) => s.name === move.from)!;
+      expect(loser.old.deletingAt! >= gainer.readyAt!, `${move.job}: ${move.from} stopped after ${move.to} was Ready`).toBe(true);
     }
-    // Paced by maxUnavailable=1: the two restarts did not overlap.
-    const [first, second] = ['swarm-worker-0', 'swarm-worker-1'].map((n) => timeline.livesOf(n)).sort((a, b) => a[0]!.deletingAt! - b[0]!.deletingAt!);
-    expect(second![0]!.deletingAt! >= first![1]!.readyAt!).toBe(true);
+    // Paced by maxUnavailable=1: the second restart began after the first replacement was Ready.
+    const [first, second] = stale.sort((a, b) => a.old.deletingAt! - b.old.deletingAt!);
+    expect(second!.old.deletingAt! >= first!.next.readyAt!, JSON.stringify(stale)).toBe(true);
 
-    // /metrics agrees with what the cluster saw.
+    // /metrics agrees with what the cluster saw: exactly those two restarts, each once.
     expect((await metricValue(local.hosts.restart[0]!.port, 'swarm_pod_restarts_total')) - restartsBefore).toBe(2);
     const cmWrites = timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config').length;
     const counted =
