@@ -23,6 +23,10 @@ async function main(command: string | undefined): Promise<number> {
       process.stdout.write(`binaries in ${await linkBinaries()}\n`);
       return 0;
     case 'up': {
+      // Ctrl-C while starting: stop what was started (the state file is written as it goes).
+      process.once('SIGINT', () => {
+        void stopCluster(defaultWorkDir).finally(() => process.exit(130));
+      });
       const cluster = await startCluster({ workDir: defaultWorkDir });
       const linkDir = relative(repoRoot, await linkBinaries());
       process.stdout.write(

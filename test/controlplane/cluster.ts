@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
@@ -123,18 +123,21 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     ephemeral: options.ephemeral ?? false,
   });
   const deadline = started + (options.readyTimeoutMs ?? 120_000);
+  // The watchdog reads the process groups from a file we append to as we
+  // launch, so it covers a runner killed half-way through start-up too.
+  const groupsFile = join(l.dataDir, 'process-groups');
+  await writeFile(groupsFile, '');
+  if (options.ownerPid) watchdogPid = startWatchdog(options.ownerPid, groupsFile, state());
   try {
     for (const stage of startStages(inputs)) {
       for (const spec of stage) {
-        processes.push({ name: spec.name, pid: launch(spec, l.logDir), health: spec.health });
+        const pid = launch(spec, l.logDir);
+        await appendFile(groupsFile, `${pid}\n`);
+        processes.push({ name: spec.name, pid, health: spec.health });
         // Record as we go, so `cluster:down` can clean up even a half-started cluster.
         await writeState(l.stateFile, state());
       }
       await Promise.all(stage.map((spec) => waitHealthy(spec, processes, admin, deadline, l.logDir)));
-    }
-    if (options.ownerPid) {
-      watchdogPid = startWatchdog(options.ownerPid, state());
-      await writeState(l.stateFile, state());
     }
     const nodeCount = options.nodes ?? 2;
     for (let i = 0; i < nodeCount; i++) await kubeRequest(server, admin, 'POST', '/api/v1/nodes', fakeNode(i));
@@ -180,14 +183,15 @@ function launch(spec: ComponentSpec, logDir: string): number {
  * A detached shell that outlives a crashed owner just long enough to stop
  * the cluster: polls the owner pid, then terminates the process groups.
  */
-function startWatchdog(ownerPid: number, state: ClusterState): number | undefined {
-  const groups = state.processes.map((p) => `-${p.pid}`).join(' ');
+function startWatchdog(ownerPid: number, groupsFile: string, state: ClusterState): number | undefined {
   const cleanup = state.ephemeral ? `rm -rf -- ${shellQuote(state.workDir)}` : ':';
+  const signalAll = (signal: string) =>
+    `for g in $(cat ${shellQuote(groupsFile)} 2>/dev/null); do kill -${signal} -- -$g 2>/dev/null; done`;
   const script = [
     `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done`,
-    `kill -TERM -- ${groups} 2>/dev/null`,
+    signalAll('TERM'),
     'sleep 5',
-    `kill -KILL -- ${groups} 2>/dev/null`,
+    signalAll('KILL'),
     cleanup,
   ].join('; ');
   const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
