@@ -1,0 +1,109 @@
+// Two instances of each function (as Knative runs several pods of a busy
+// Service) reconciling one Swarm at once, on the real control plane: guarded
+// writes make them converge, and no update is lost.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { CustomObjectsApi, KubeConfig, CoreV1Api } from '@kubernetes/client-node';
+import type { Swarm } from '../../lib/api/types.js';
+import { apiServerEvent } from '../../lib/events/apiserver-event.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { defaultWorkDir } from '../controlplane/cluster.js';
+import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
+import { seedStreams } from '../support/fixtures.js';
+import { Timeline, eventually } from '../support/timeline.js';
+
+const kubeconfig = inject('kubeconfig');
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfig);
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const NS = `conc-${process.pid}`;
+
+const sts = (replicas: number) => `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: pool, namespace: ${NS}}
+spec:
+  serviceName: pool
+  replicas: ${replicas}
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: pool}}
+  template:
+    metadata: {labels: {app: pool, k8slab.info/swarm: pool}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: worker, image: pool}]
+`;
+const swarm = (jobs: string[]) => `apiVersion: k8slab.info/v1alpha1
+kind: Swarm
+metadata: {name: pool, namespace: ${NS}}
+spec:
+  statefulSetName: pool
+  configMapName: pool-config
+  restart: {maxUnavailable: 2}
+  workload: {jobs: ${JSON.stringify(jobs)}}
+`;
+
+const getSwarm = async () => (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'pool' })) as Swarm;
+const sum = async (ports: number[], metric: string) => {
+  let total = 0;
+  for (const port of ports) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const line of text.split('\n')) if (line.startsWith(metric)) total += Number(line.split(' ').pop());
+  }
+  return total;
+};
+
+let local: LocalKnative;
+let timeline: Timeline;
+
+beforeAll(async () => {
+  await installSwarm(kubeconfig);
+  await enableNamespace(kubeconfig, NS);
+  timeline = await Timeline.start(kubeconfig, NS);
+  local = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace: NS, workDir: join(defaultWorkDir, 'e2e', NS), instances: 2, backoffScale: 0.2 });
+});
+
+afterAll(async () => {
+  timeline?.stop();
+  await local?.stop();
+  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+});
+
+describe('two instances per function', () => {
+  it('converge on one Swarm under a burst of concurrent changes and duplicate events, losing no update', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sts(2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm(seedStreams));
+    await eventually('first assignment', async () => (await getSwarm()).status?.phase === 'Running');
+
+    // A resize and a job-list change at the same moment, plus a burst of duplicates
+    // delivered round-robin to both assign instances.
+    const jobs = [...seedStreams, 'stream:a', 'stream:b', 'stream:c', 'stream:d', 'stream:e'];
+    await Promise.all([
+      kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/pool', '--replicas', '4']),
+      kubectl(kubeconfig, ['apply', '-f', '-'], swarm(jobs)),
+    ]);
+    const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', 'swarm', 'pool', '-o', 'json'])) as Record<string, unknown>;
+    for (let i = 0; i < 20; i++) local.broker.publish(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
+
+    const done = await eventually('convergence at 4 replicas with the new jobs', async () => {
+      const s = await getSwarm();
+      const st = s.status;
+      return st?.phase === 'Running' && st.readyReplicas === 4 && st.observedGeneration === s.metadata.generation && st.workers?.reduce((n, w) => n + w.jobs, 0) === jobs.length ? s : undefined;
+    }, 120_000);
+    await local.broker.idle();
+
+    const config = parse((await core.readNamespacedConfigMap({ namespace: NS, name: 'pool-config' })).data?.['config.yml'] ?? '');
+    expect(config.version).toBe(done.status?.version);
+    const all = Object.values(config.workloads).flatMap((w) => w.jobs);
+    expect(all.sort()).toEqual([...jobs].sort());
+    expect(Object.values(config.workloads).map((w) => w.jobs.length)).toEqual([8, 8, 8, 8]);
+
+    // Both instances did work, and every pod deletion on the cluster is one the metrics counted.
+    const restartPorts = local.hosts.restart.map((h) => h.port);
+    const deletions = [...timeline.pods.values()].filter((p) => p.deletingAt !== undefined).length;
+    expect(await sum(restartPorts, 'swarm_pod_restarts_total')).toBe(deletions);
+    const handledBy = await Promise.all(local.hosts.assign.map((h) => sum([h.port], 'swarm_events_total')));
+    expect(handledBy.every((n) => n > 0)).toBe(true);
+    expect(local.broker.deadLetters).toEqual([]);
+  });
+});
