@@ -100,12 +100,20 @@ export async function startApiServerSourceAdapter(options: AdapterOptions): Prom
   }
   if (!pid) throw new Error('could not start apiserver_receive_adapter');
   const adapterPid = pid;
+  // If this process dies without calling stop(), the adapter goes with it.
+  const watchdog = spawn(
+    'bash',
+    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -TERM -- -${adapterPid}; sleep 3; kill -KILL -- -${adapterPid}`],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
   await new Promise((resolve) => setTimeout(resolve, 200));
   if (!isAlive(adapterPid)) throw new Error(`apiserver_receive_adapter exited at once; see ${logFile}`);
   return {
     pid: adapterPid,
     logFile,
     stop: async () => {
+      if (watchdog.pid) signal(watchdog.pid, 'SIGKILL');
       signal(adapterPid, 'SIGTERM');
       for (let i = 0; i < 50 && isAlive(adapterPid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
       signal(adapterPid, 'SIGKILL');

@@ -9,6 +9,7 @@
 //   stopCluster(workDir?)               stop the cluster recorded under workDir
 //   clusterStatus(workDir?)             probe the cluster recorded under workDir
 //   binPath(name)                       absolute path of a built binary (e.g. kubectl)
+//   startApiServerSourceAdapter(opts)   the real Knative ApiServerSource adapter (adapter.ts)
 import { spawn } from 'node:child_process';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ import {
 import { CLIENT_IDENTITIES, base64File, generatePki } from './pki.js';
 
 export { binPath, ensureBuilt } from './build.js';
+export { startApiServerSourceAdapter } from './adapter.js';
+export type { AdapterOptions, EventMode, RunningAdapter, WatchedResource } from './adapter.js';
 export type { ClusterState } from './components.js';
 
 /** The repository root (this file lives in test/controlplane). */
