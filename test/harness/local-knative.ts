@@ -28,6 +28,8 @@ const knative = (...p: string[]) => join(repoRoot, 'knative', ...p);
 export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
   const child = run(binPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 16 * 1024 * 1024 });
   if (input !== undefined) {
+    // A kubectl that fails fast closes stdin early: its error is the one to report, not EPIPE.
+    child.child.stdin?.on('error', () => undefined);
     child.child.stdin?.end(input);
   }
   return (await child).stdout;
@@ -35,6 +37,11 @@ export async function kubectl(kubeconfig: string, args: string[], input?: string
 
 /** The CRD and the cluster-wide identities (namespace, ServiceAccounts, ClusterRoles) from knative/base. */
 export async function installSwarm(kubeconfig: string): Promise<void> {
+  // An earlier undeploy may still be tearing the namespace down: wait for it to go.
+  const phase = await kubectl(kubeconfig, ['get', 'namespace', SYSTEM_NAMESPACE, '-o', 'jsonpath={.status.phase}', '--ignore-not-found']);
+  if (phase.trim() === 'Terminating') {
+    await kubectl(kubeconfig, ['wait', '--for=delete', `namespace/${SYSTEM_NAMESPACE}`, '--timeout=120s']);
+  }
   await kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', knative('base', 'swarm-crd.yaml')]);
   await kubectl(kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/swarms.k8slab.info']);
   await kubectl(kubeconfig, ['apply', '-f', knative('base', 'namespace.yaml')]);
