@@ -151,11 +151,13 @@ describe('the seed sample, end to end', () => {
 
     // /metrics agrees with what the cluster saw: exactly those two restarts, each once.
     expect((await metricValue(local.hosts.restart[0]!.port, 'swarm_pod_restarts_total')) - restartsBefore).toBe(2);
-    const cmWrites = timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config').length;
-    const counted =
+    // The watch may deliver the last write a moment after the metric counted it.
+    const writes = async () =>
       (await metricValue(local.hosts.assign[0]!.port, 'swarm_configmap_writes_total')) +
       (await metricValue(local.hosts.restart[0]!.port, 'swarm_configmap_writes_total'));
-    expect(counted).toBe(cmWrites);
+    const observed = () => timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config').length;
+    await eventually('ConfigMap writes counted = ConfigMap writes watched', async () => (await writes()) === observed(), 10_000).catch(() => undefined);
+    expect(await writes()).toBe(observed());
     expect(readRestarts((await getConfigMap()).metadata?.annotations ?? {}).steps).toEqual([]);
   });
 
