@@ -63,13 +63,19 @@ function renderPanel(panel: Panel, top: number): string {
     out.push(`<text x="${sx(x)}" y="${bottom + 16}" text-anchor="middle">${x}</text>`);
   }
   out.push(`<text x="${MARGIN.left + plotW / 2}" y="${bottom + 32}" text-anchor="middle">replicas n (log)</text>`);
-  const ticks = panel.logY ? range(y0, y1).map((e) => 10 ** e) : [y0, (y0 + y1) / 2, y1];
+  // With an offset (log axis showing 0), label round values: 0, 1, 10, 100, …
+  const ticks = panel.logY
+    ? offset > 0
+      ? [0, ...range(0, y1).map((e) => 10 ** e)].map((v) => v + offset).filter((t) => Math.log10(t) <= y1 + 1e-9 && Math.log10(t) >= y0 - 1e-9)
+      : range(y0, y1).map((e) => 10 ** e)
+    : [y0, (y0 + y1) / 2, y1];
   for (const t of ticks) {
     out.push(`<line x1="${MARGIN.left}" y1="${sy(t)}" x2="${MARGIN.left + plotW}" y2="${sy(t)}" stroke="#eee"/>`);
     const label = Number((t - offset).toPrecision(3));
     out.push(`<text x="${MARGIN.left - 6}" y="${sy(t) + 4}" text-anchor="end">${label}</text>`);
   }
-  panel.series.forEach((s, k) => {
+  // The first series (this engine) is drawn last, on top.
+  [...panel.series.entries()].reverse().forEach(([k, s]) => {
     if (s.points.length === 0) return;
     const d = s.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
     const colour = COLOURS[k % COLOURS.length];
