@@ -258,31 +258,35 @@ function balanceWeights(
     }
     if (owner[i] === UNPLACED) supply += weights[i]!;
   }
-  // 2. Just enough to lift the light workers to the fill line, the lowest
-  // load compatible with max - min <= wmax given the heaviest kept worker:
-  // shed from the currently heaviest worker, its heaviest job that keeps it
-  // on or above the line first (fewest moves), until the weight to place
-  // covers the deficit. Shedding more would only send jobs on a round trip.
-  let maxLoad = 0;
-  for (const w of shared) maxLoad = Math.max(maxLoad, load[w]!);
-  const fillLine = Math.min(avg, maxLoad - maxWeight);
-  let deficit = 0;
-  for (const w of shared) deficit += Math.max(0, fillLine - load[w]!);
-  if (supply < deficit) {
+  // 2. Just enough to lift the light workers to the fill line: the lowest
+  // load compatible with max - min <= wmax given the heaviest worker now.
+  // Shed from the currently heaviest worker, its heaviest job that keeps it on
+  // or above the line first (fewest moves), until the weight to place covers
+  // the deficit. Shedding more would only send jobs on a round trip. The line
+  // is recomputed as the heaviest worker sheds (O(n) per shed: weighted sets
+  // are small; the million-job path is the unweighted one).
+  const fillState = (): { line: number; deficit: number } => {
+    let maxLoad = 0;
+    for (const w of shared) maxLoad = Math.max(maxLoad, load[w]!);
+    const line = Math.min(avg, maxLoad - maxWeight);
+    let deficit = 0;
+    for (const w of shared) deficit += Math.max(0, line - load[w]!);
+    return { line, deficit };
+  };
+  let fill = fillState();
+  if (supply < fill.deficit) {
     const heaviestFirst = new Map<number, number[]>(shared.map((w) => [w, []]));
     for (const i of heavyFirst) if (owner[i]! >= 0) heaviestFirst.get(owner[i]!)!.push(i);
     const next = new Map<number, number>(shared.map((w) => [w, 0]));
-    // A worker sheds only jobs that keep it above the fill line, heaviest such
-    // first. Its allowance only shrinks, so a job too heavy once stays too
-    // heavy and the cursor never moves back.
+    // A worker's next candidate: its heaviest job that keeps it on the line.
     const fits = (w: number): number => {
       const list = heaviestFirst.get(w)!;
       let k = next.get(w)!;
-      while (k < list.length && (owner[list[k]!] !== w || load[w]! - weights[list[k]!]! < fillLine)) k++;
+      while (k < list.length && (owner[list[k]!] !== w || load[w]! - weights[list[k]!]! < fill.line)) k++;
       next.set(w, k);
       return k < list.length ? list[k]! : -1;
     };
-    while (supply < deficit) {
+    while (supply < fill.deficit) {
       let top = -1;
       let job = -1;
       for (const w of shared) {
@@ -294,6 +298,7 @@ function balanceWeights(
       owner[job] = UNPLACED;
       load[top] = load[top]! - weights[job]!;
       supply += weights[job]!;
+      fill = fillState();
     }
   }
   const heap = new LoadHeap(shared, load);
