@@ -70,7 +70,15 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     const degraded = unhonoured > 0
       ? c('Degraded', 'True', 'DedicationsNotHonoured', `${unhonoured} dedicated job(s) share a worker: not enough replicas`)
       : c('Degraded', 'False', 'AsExpected', 'every dedicated job has a worker of its own');
-    if (outstanding.size > 0) {
+    if (!obs.config) {
+      // Pods may all be Ready, but until a share is written nobody owns a job.
+      phase = 'Pending';
+      conditions = [
+        c('Ready', 'False', 'AwaitingAssignment', 'no worker config written yet'),
+        c('Progressing', 'True', 'Assigning', `assigning ${obs.swarm.spec?.workload?.jobs?.length ?? 0} job(s) over ${replicas} worker(s)`),
+        degraded,
+      ];
+    } else if (outstanding.size > 0) {
       phase = 'Updating';
       const list = [...outstanding].join(', ');
       conditions = [

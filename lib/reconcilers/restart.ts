@@ -27,7 +27,9 @@ export interface RestartOutcome {
 export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey): Promise<RestartOutcome> {
   const carry = { writes: 0, restarted: [] as string[] };
   const outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
-  return { ...outcome, restarted: carry.restarted, writes: carry.writes };
+  // Deletes made by an attempt that then met a conflict are still this reconcile's.
+  const result = carry.restarted.length && (outcome.result === 'idle' || outcome.result === 'waiting') ? 'restarting' : outcome.result;
+  return { ...outcome, result, restarted: carry.restarted, writes: carry.writes };
 }
 
 async function restartOnce(

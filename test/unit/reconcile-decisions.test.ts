@@ -227,3 +227,12 @@ describe('computeStatus', () => {
     expect(broken.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe('2026-11-22T02:00:00Z');
   });
 });
+
+describe('computeStatus before the first assignment', () => {
+  it('is not Ready while no worker config exists, even with every pod Ready', () => {
+    const swarm = valid(swarmOf());
+    const s = computeStatus({ swarm, now: '2026-11-22T00:00:00Z', statefulSet: sts(2), pods: [pod(0), pod(1)] });
+    expect(s.phase).toBe('Pending');
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'AwaitingAssignment' });
+  });
+});
