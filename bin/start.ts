@@ -15,7 +15,8 @@ const say = (line: string) => process.stdout.write(`\x1b[1m▸\x1b[0m ${line}\n`
 function describeDelivery(d: Delivery): string {
   const data = d.event.data as { kind?: string; metadata?: { name?: string }; version?: number } | undefined;
   const what = d.event.type.startsWith('dev.knative.apiserver.') ? `${data?.kind ?? '?'} ${data?.metadata?.name ?? ''} ${d.event.type.split('.').pop()}` : d.event.type;
-  const reply = d.reply ? ` ↩ ${d.reply.type} v${(d.reply.data as { version?: number }).version}` : '';
+  const changed = d.reply?.data as { version?: number; workers?: string[] } | undefined;
+  const reply = d.reply ? ` ↩ ${d.reply.type} v${changed?.version} (share changed: ${changed?.workers?.join(', ') || 'none'})` : '';
   const summary = d.body as { swarms?: Array<Record<string, unknown>> } | undefined;
   const results = (summary?.swarms ?? []).map((s) => {
     const bits = [s.swarm, s.result];

@@ -85,6 +85,17 @@ describe('assign over HTTP', () => {
     expect(((await res.json()) as { error: string }).error).toMatch(/injected/);
   });
 
+  it('shows who owns what at /swarms/:namespace/:name, read from the cluster', async () => {
+    const res = await fetch(`${host.url}/swarms/ns/swarm`);
+    expect(res.status).toBe(200);
+    const view = (await res.json()) as { version: number; workers: Array<{ name: string; jobs: string[] }>; lastChange?: { moves: unknown[] } };
+    expect(view.version).toBe(1);
+    expect(view.workers.map((w) => w.name)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    expect(view.workers.flatMap((w) => w.jobs)).toHaveLength(27);
+    expect(view.lastChange?.moves).toHaveLength(27); // the first assignment: every stream is new
+    expect((await fetch(`${host.url}/swarms/ns/nope`)).status).toBe(404);
+  });
+
   it('answers 2xx for an event about a Swarm that no longer exists', async () => {
     const gone = { ...swarmObject, metadata: { name: 'deleted', namespace: 'ns' } };
     const res = await post(ceHeaders('dev.knative.apiserver.resource.delete'), JSON.stringify(gone));
