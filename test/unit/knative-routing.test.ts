@@ -1,40 +1,24 @@
 // Which function receives which event, per the Trigger YAMLs: evaluated with
-// the Knative subscriptions-API filter semantics (knative.dev/eventing
-// pkg/eventfilter/subscriptionsapi: exact/prefix/suffix on attribute values,
-// all/any/not combinators, the list ANDed) over events shaped exactly like the
-// ApiServerSource adapter's (lib/events).
+// the Knative subscriptions-API filter semantics (lib/broker/filters.ts, after
+// knative.dev/eventing pkg/eventfilter/subscriptionsapi) over events shaped
+// exactly like the ApiServerSource adapter's, and over its recorded events.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { CloudEvent } from 'cloudevents';
+import { subscribersFor } from '../../lib/broker/filters.js';
+import { loadTriggers } from '../../lib/broker/triggers.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 
-type Filter = Partial<Record<'exact' | 'prefix' | 'suffix', Record<string, string>>> & { all?: Filter[]; any?: Filter[]; not?: Filter };
 type Attributes = Record<string, unknown>;
 
-function attributeTest(values: Record<string, string>, event: Attributes, test: (actual: string, wanted: string) => boolean): boolean {
-  return Object.entries(values).every(([name, wanted]) => typeof event[name] === 'string' && test(event[name], wanted));
-}
-
-function matches(filter: Filter, event: Attributes): boolean {
-  if (filter.exact) return attributeTest(filter.exact, event, (a, w) => a === w);
-  if (filter.prefix) return attributeTest(filter.prefix, event, (a, w) => a.startsWith(w));
-  if (filter.suffix) return attributeTest(filter.suffix, event, (a, w) => a.endsWith(w));
-  if (filter.all) return filter.all.every((f) => matches(f, event));
-  if (filter.any) return filter.any.some((f) => matches(f, event));
-  if (filter.not) return !matches(filter.not, event);
-  return true;
-}
-
-const triggers = parseAllDocuments(readFileSync(resolve(import.meta.dirname, '../../knative/base/triggers.yaml'), 'utf8')).map(
-  (d) => d.toJS() as { spec: { filters: Filter[]; subscriber: { ref: { name: string } } } },
-);
+// The same evaluator and Trigger loader the local broker routes with.
+const triggers = loadTriggers();
 
 function routes(event: CloudEvent<unknown> | Attributes): string[] {
   const attributes = (typeof event.toJSON === 'function' ? (event as CloudEvent<unknown>).toJSON() : event) as Attributes;
-  return triggers.filter((t) => t.spec.filters.every((f) => matches(f, attributes))).map((t) => t.spec.subscriber.ref.name);
+  return subscribersFor(triggers, attributes).map((t) => t.subscriber);
 }
 
 const meta = (name: string) => ({ name, namespace: 'swarm', uid: `uid-${name}` });
