@@ -32,7 +32,11 @@ export function lowerBound(input: AssignInput): LowerBound | undefined {
   if (jobs.some((j) => j.dedicated)) return undefined;
   if (replicas === 0 || jobs.length === 0 || !previous) return { moves: 0, exact: true };
   const weightOf = new Map(jobs.map((j) => [j.name, j.weight]));
-  if (weightOf.size !== jobs.length) throw new AssignmentInputError('duplicate job names');
+  if (weightOf.size !== jobs.length) {
+    const seenOnce = new Set<string>();
+    const repeated = new Set(jobs.filter((j) => seenOnce.size === seenOnce.add(j.name).size).map((j) => JSON.stringify(j.name)));
+    throw new AssignmentInputError(`duplicate job names: ${[...repeated].sort().join(', ')}`);
+  }
 
   const keptWeights: number[][] = Array.from({ length: replicas }, () => []);
   const seen = new Set<string>();

@@ -206,3 +206,9 @@ describe('parseJobList', () => {
     expect(() => parseJobList('- a\n- {name: b, weight: 0}\n', 'jobs.yml')).toThrow(/^jobs\.yml:2: job "b": weight must be/);
   });
 });
+
+describe('lowerBound input validation', () => {
+  it('names duplicate jobs, as assign does', () => {
+    expect(() => lowerBound({ statefulSetName: 'w', replicas: 2, jobs: ['a', 'b', 'a'], previous: {} })).toThrow(/^duplicate job names: "a"$/);
+  });
+});
