@@ -126,6 +126,8 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     ephemeral: options.ephemeral ?? false,
   });
   const deadline = started + (options.readyTimeoutMs ?? 120_000);
+  const timings: string[] = [`certificates ${((Date.now() - started) / 1000).toFixed(1)}s`];
+  const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
   // The watchdog reads the process groups from a file we append to as we
   // launch, so it covers a runner killed half-way through start-up too.
   const groupsFile = join(l.dataDir, 'process-groups');
@@ -141,6 +143,7 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
         await writeState(l.stateFile, state());
       }
       await Promise.all(stage.map((spec) => waitHealthy(spec, processes, admin, deadline, l.logDir)));
+      timings.push(`${stage.map((spec) => spec.name).join('+')} ${elapsed()}`);
     }
     const nodeCount = options.nodes ?? 2;
     for (let i = 0; i < nodeCount; i++) await kubeRequest(server, admin, 'POST', '/api/v1/nodes', fakeNode(i));
@@ -148,6 +151,7 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
       const list = (await kubeRequest(server, admin, 'GET', '/api/v1/nodes')) as { items: Parameters<typeof nodeSchedulable>[0][] };
       return list.items.filter(nodeSchedulable).length >= nodeCount;
     });
+    timings.push(`nodes Ready ${elapsed()}`);
     // Pods need their namespace's default ServiceAccount: proves the
     // controller manager is acting, not just alive.
     await waitFor('default ServiceAccount', deadline, async () =>
@@ -158,7 +162,7 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     throw error;
   }
   onProgress(
-    `cluster up in ${((Date.now() - started) / 1000).toFixed(1)}s: ${server} (kubeconfig ${l.kubeconfig}, ${fakeNodeName(0)}…)`,
+    `cluster up in ${elapsed()}: ${server} (kubeconfig ${l.kubeconfig}, ${fakeNodeName(0)}…) [healthy at: ${timings.join(', ')}]`,
   );
   return { kubeconfigPath: l.kubeconfig, server, workDir: l.workDir, stop: async () => {
     await stopCluster(l.workDir);
