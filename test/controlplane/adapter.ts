@@ -5,7 +5,7 @@
 // the ApiServerSource controller runs it in a cluster.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 import { join } from 'node:path';
 import { binPath, ensureBuilt, isAlive } from './build.js';
 
@@ -129,14 +129,3 @@ function signal(pid: number, name: NodeJS.Signals): void {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = address && typeof address !== 'string' ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -16,7 +16,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
+import { freeLoopbackPorts } from './ports.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';
@@ -303,27 +303,10 @@ function kubeRequest(
   });
 }
 
-/** Distinct free loopback ports, held open together so none is handed out twice. */
+/** Distinct free loopback ports, one per component. */
 async function freePorts(): Promise<Ports> {
-  const servers = await Promise.all(
-    PORT_NAMES.map(
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.on('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = Object.fromEntries(
-    PORT_NAMES.map((name, i) => {
-      const address = servers[i]?.address();
-      if (!address || typeof address === 'string') throw new Error('no port');
-      return [name, address.port];
-    }),
-  ) as unknown as Ports;
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+  const ports = await freeLoopbackPorts(PORT_NAMES.length);
+  return Object.fromEntries(PORT_NAMES.map((name, i) => [name, ports[i]])) as unknown as Ports;
 }
 
 async function writeState(path: string, state: ClusterState): Promise<void> {

@@ -3,6 +3,7 @@
 // fake KWOK nodes. Pure functions; cluster.ts executes them.
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import type { Pki } from './pki.js';
 
 export interface Ports {
   readonly etcdClient: number;
@@ -52,14 +53,7 @@ export interface ComponentInputs {
   readonly layout: Layout;
   readonly bin: (name: string) => string;
   readonly kwokStageFiles: readonly string[];
-  readonly pki: {
-    readonly caCert: string;
-    readonly caKey: string;
-    readonly servingCert: string;
-    readonly servingKey: string;
-    readonly serviceAccountKey: string;
-    readonly serviceAccountPub: string;
-  };
+  readonly pki: Omit<Pki, 'dir' | 'cert'>;
   /** Kubeconfig file per component identity. */
   readonly kubeconfigs: { readonly controllerManager: string; readonly scheduler: string; readonly kwok: string };
 }

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../controlplane/ports.js';
 import { readDockerfile } from './dockerfile.js';
 import { cacheRoot } from '../controlplane/build.js';
 
@@ -40,16 +40,6 @@ function nodeBinary(version: string): string {
   return binary;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? ok(address.port) : fail(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * Starts `argv` in `cwd`, waits until GET /healthz answers 200 (or the
