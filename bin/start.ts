@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Delivery } from '../lib/broker/local-broker.js';
 import { createLogger } from '../lib/observability/logger.js';
 import { TracePrinter } from '../lib/observability/trace-printer.js';
+import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
 
@@ -31,8 +32,7 @@ function describeDelivery(d: Delivery): string {
 
 async function main(): Promise<void> {
   say('building the control plane if needed (first run: several minutes, cached afterwards)');
-  await ensureBuilt((line) => say(line));
-  await ensureBuilt((line) => say(line), ['knative']);
+  await ensureBuilt((line) => say(line), ALL_TOOLS);
 
   let cluster: Cluster | undefined;
   const running = await healthyCluster(defaultWorkDir);

@@ -8,6 +8,7 @@
 // SWARM_KUBECONFIG environment variable) and kubectl with `inject('kubectl')`.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
 
 declare module 'vitest' {
@@ -24,7 +25,8 @@ const progress = (line: string): void => {
 };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await ensureBuilt(progress);
+  // Everything the integration tier runs, the Knative adapter included, built up front with progress.
+  await ensureBuilt(progress, ALL_TOOLS);
   const provide = (kubeconfig: string): void => {
     project.provide('kubeconfig', kubeconfig);
     project.provide('kubectl', binPath('kubectl'));
