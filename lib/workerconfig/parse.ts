@@ -49,7 +49,8 @@ function parseWorkloads(node: Node | null, fail: Fail): Record<string, WorkerSha
   // `workloads: {}` and an empty `workloads:` (no workers yet) are both fine.
   if (node === null || (isScalar(node) && node.value === null)) return {};
   if (!isMap(node)) return fail(node, 'workloads', 'expected a mapping of worker name to {jobs, version}');
-  const workloads: Record<string, WorkerShare> = {};
+  // Entries, then Object.fromEntries: a worker named "__proto__" stays an own key.
+  const workloads: Array<[string, WorkerShare]> = [];
   for (const pair of node.items) {
     const worker = isScalar(pair.key) && typeof pair.key.value === 'string' ? pair.key.value : undefined;
     if (worker === undefined || worker === '') return fail(pair.key as Node, 'workloads', 'worker names must be non-empty strings');
@@ -67,9 +68,9 @@ function parseWorkloads(node: Node | null, fail: Fail): Record<string, WorkerSha
     }
     if (jobs === undefined) return fail(share, `${field}.jobs`, 'missing');
     if (version === undefined) return fail(share, `${field}.version`, 'missing');
-    workloads[worker] = { jobs, version };
+    workloads.push([worker, { jobs, version }]);
   }
-  return workloads;
+  return Object.fromEntries(workloads);
 }
 
 function jobList(node: Node | null, field: string, fail: Fail): string[] {

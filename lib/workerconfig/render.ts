@@ -6,11 +6,11 @@ import { compareWorkers } from '../assignment/workers.js';
 import type { WorkerConfig } from './types.js';
 
 export function render(config: WorkerConfig): string {
-  const workloads: Record<string, { jobs: string[]; version: number }> = {};
-  for (const worker of Object.keys(config.workloads).sort(compareWorkers)) {
-    const share = config.workloads[worker]!;
-    workloads[worker] = { jobs: [...share.jobs].sort(compareNames), version: share.version };
-  }
+  const workloads = Object.fromEntries(
+    Object.entries(config.workloads)
+      .sort(([a], [b]) => compareWorkers(a, b))
+      .map(([worker, share]) => [worker, { jobs: [...share.jobs].sort(compareNames), version: share.version }]),
+  );
   // The yaml library quotes names that would otherwise read back differently
   // (leading/trailing spaces, `: `, `#`, numbers, booleans).
   return stringify({ workloads, version: config.version }, { lineWidth: 0, indentSeq: true });

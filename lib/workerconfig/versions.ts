@@ -5,9 +5,7 @@ import type { Assignment } from '../assignment/types.js';
 import type { WorkerConfig, WorkerShare } from './types.js';
 
 export function assignmentOf(config: WorkerConfig): Assignment {
-  const assignment: Record<string, readonly string[]> = {};
-  for (const [worker, share] of Object.entries(config.workloads)) assignment[worker] = share.jobs;
-  return assignment;
+  return Object.fromEntries(Object.entries(config.workloads).map(([worker, share]) => [worker, share.jobs]));
 }
 
 /** The config for `assignment`; `previous` itself when nothing changed. The first config is version 1. */
@@ -27,12 +25,13 @@ export function nextConfig(previous: WorkerConfig | undefined, assignment: Assig
 }
 
 function shares(assignment: Assignment, versionOf: (worker: string, jobs: readonly string[]) => number): Record<string, WorkerShare> {
-  const result: Record<string, WorkerShare> = {};
-  for (const [worker, jobs] of Object.entries(assignment)) {
-    const sorted = [...jobs].sort();
-    result[worker] = { jobs: sorted, version: versionOf(worker, sorted) };
-  }
-  return result;
+  // Object.fromEntries keeps any worker name an own key (even "__proto__").
+  return Object.fromEntries(
+    Object.entries(assignment).map(([worker, jobs]) => {
+      const sorted = [...jobs].sort();
+      return [worker, { jobs: sorted, version: versionOf(worker, sorted) }];
+    }),
+  );
 }
 
 function sameJobs(a: readonly string[], b: readonly string[]): boolean {

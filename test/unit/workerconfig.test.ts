@@ -114,3 +114,14 @@ describe('nextConfig', () => {
     expect(nextConfig(v1, { 'w-0': ['b', 'a'] })).toBe(v1);
   });
 });
+
+describe('worker names that are Object.prototype keys', () => {
+  it('keeps a worker named __proto__ through render, parse and versioning', () => {
+    const config = { version: 3, workloads: Object.fromEntries([['__proto__', { jobs: ['a'], version: 2 }], ['constructor', { jobs: [], version: 3 }]]) };
+    const parsed = parse(render(config));
+    expect(Object.keys(parsed.workloads).sort()).toEqual(['__proto__', 'constructor']);
+    expect(parsed.workloads['__proto__']).toEqual({ jobs: ['a'], version: 2 });
+    expect(Object.keys(assignmentOf(parsed)).sort()).toEqual(['__proto__', 'constructor']);
+    expect(nextConfig(parsed, assignmentOf(parsed))).toBe(parsed);
+  });
+});
