@@ -18,6 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { start, type Started, type StartExtras } from '../../functions/server.js';
 import { createLocalBroker, type Delivery, type LocalBroker } from '../../lib/broker/local-broker.js';
 import { loadTriggers } from '../../lib/broker/triggers.js';
+import { labelSelectorString } from '../../lib/kube/k8s-client.js';
 import { startApiServerSourceAdapter, type RunningAdapter, type WatchedResource } from '../controlplane/adapter.js';
 import { binPath, repoRoot } from '../controlplane/cluster.js';
 
@@ -95,12 +96,7 @@ export function sourceResources(): WatchedResource[] {
     .find((d) => d?.kind === 'ApiServerSource');
   return (doc?.spec?.resources ?? []).map((r) => {
     const [group, version] = r.apiVersion.includes('/') ? (r.apiVersion.split('/') as [string, string]) : ['', r.apiVersion];
-    const selector = [
-      ...Object.entries(r.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
-      ...(r.selector?.matchExpressions ?? []).map((e) =>
-        e.operator === 'Exists' ? e.key : e.operator === 'DoesNotExist' ? `!${e.key}` : `${e.key} ${e.operator === 'In' ? 'in' : 'notin'} (${(e.values ?? []).join(',')})`,
-      ),
-    ].join(',');
+    const selector = labelSelectorString(r.selector);
     const plural = PLURALS[r.kind];
     if (!plural) throw new Error(`no plural known for ${r.kind}`);
     return { group, version, resource: plural, ...(selector ? { labelSelector: selector } : {}) };

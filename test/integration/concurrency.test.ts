@@ -11,6 +11,7 @@ import { readRestarts } from '../../lib/decisions/workspace.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
+import { scrapeTotal } from '../support/metrics.js';
 import { Timeline, eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -45,15 +46,6 @@ spec:
 `;
 
 const getSwarm = async () => (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'pool' })) as Swarm;
-const sum = async (ports: number[], metric: string) => {
-  let total = 0;
-  for (const port of ports) {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    for (const line of text.split('\n')) if (line.startsWith(metric)) total += Number(line.split(' ').pop());
-  }
-  return total;
-};
-
 let local: LocalKnative;
 let timeline: Timeline;
 
@@ -106,8 +98,8 @@ describe('two instances per function', () => {
     const pinned = new Set(timeline.configMapWrites.flatMap((w) => readRestarts(w.annotations).steps.map((s) => s.staleUid)));
     const restarted = [...timeline.pods.values()].filter((p) => pinned.has(p.uid) && p.deletingAt !== undefined);
     expect(restarted.length).toBeGreaterThan(0);
-    expect(await sum(restartPorts, 'swarm_pod_restarts_total')).toBe(restarted.length);
-    const handledBy = await Promise.all(local.hosts.assign.map((h) => sum([h.port], 'swarm_events_total')));
+    expect(await scrapeTotal(restartPorts, 'swarm_pod_restarts_total')).toBe(restarted.length);
+    const handledBy = await Promise.all(local.hosts.assign.map((h) => scrapeTotal([h.port], 'swarm_events_total')));
     expect(handledBy.every((n) => n > 0)).toBe(true);
     expect(local.broker.deadLetters).toEqual([]);
   });

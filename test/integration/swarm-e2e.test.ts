@@ -14,6 +14,7 @@ import type { Delivery } from '../../lib/broker/local-broker.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
+import { scrapeTotal } from '../support/metrics.js';
 import { Timeline, eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -70,14 +71,6 @@ async function converged(version: number, replicas: number): Promise<Swarm> {
   });
 }
 
-async function metricValue(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(name) && !l.startsWith('#'))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
-
 let local: LocalKnative;
 let timeline: Timeline;
 const delivered: Delivery[] = [];
@@ -119,7 +112,7 @@ describe('the seed sample, end to end', () => {
   it('scales to 3: restarts exactly the changed workers, one at a time, gainer Ready before each loser stops', async () => {
     const before = assignmentOf(await configOf());
     const oldUids = new Map(timeline.livesOf('swarm-worker-0').concat(timeline.livesOf('swarm-worker-1')).map((p) => [p.name, p.uid]));
-    const restartsBefore = await metricValue(local.hosts.restart[0]!.port, 'swarm_pod_restarts_total');
+    const restartsBefore = await scrapeTotal([local.hosts.restart[0]!.port], 'swarm_pod_restarts_total');
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '3']);
     await converged(2, 3);
     const after = assignmentOf(await configOf());
@@ -150,11 +143,10 @@ describe('the seed sample, end to end', () => {
     expect(second!.old.deletingAt! >= first!.next.readyAt!, JSON.stringify(stale)).toBe(true);
 
     // /metrics agrees with what the cluster saw: exactly those two restarts, each once.
-    expect((await metricValue(local.hosts.restart[0]!.port, 'swarm_pod_restarts_total')) - restartsBefore).toBe(2);
+    expect((await scrapeTotal([local.hosts.restart[0]!.port], 'swarm_pod_restarts_total')) - restartsBefore).toBe(2);
     // The watch may deliver the last write a moment after the metric counted it.
     const writes = async () =>
-      (await metricValue(local.hosts.assign[0]!.port, 'swarm_configmap_writes_total')) +
-      (await metricValue(local.hosts.restart[0]!.port, 'swarm_configmap_writes_total'));
+      scrapeTotal([local.hosts.assign[0]!.port, local.hosts.restart[0]!.port], 'swarm_configmap_writes_total');
     const observed = () => timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config').length;
     await eventually('ConfigMap writes counted = ConfigMap writes watched', async () => (await writes()) === observed(), 10_000).catch(() => undefined);
     expect(await writes()).toBe(observed());
