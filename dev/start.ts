@@ -3,9 +3,9 @@
 // functions behind a local broker fed by the real ApiServerSource adapter, and
 // prints every reconcile as it happens. Ctrl-C stops what it started.
 import { join } from 'node:path';
-import type { Delivery } from '../lib/broker/local-broker.js';
+import type { Delivery } from './broker/local-broker.js';
 import { createLogger } from '../lib/observability/logger.js';
-import { TracePrinter } from '../lib/observability/trace-printer.js';
+import { TracePrinter } from './trace-printer.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
