@@ -21,19 +21,22 @@ export function say(text: string): void {
  * On SIGINT, SIGTERM or SIGHUP: run `cleanup` once (a second signal while it
  * runs is ignored), then exit: 0 when the cleanup succeeded (a stop asked
  * for is not a failure), 1 when it threw. Output errors are ignored from now
- * on. Returns a function that runs the same cleanup and exits.
+ * on. Returns a function that runs the same cleanup and exits with `code`
+ * (or 1 if the cleanup threw).
  */
-export function stopOnSignals(cleanup: () => Promise<void>, options: { onStopping?: (signal: string) => void } = {}): () => Promise<void> {
+export function stopOnSignals(
+  cleanup: () => Promise<void>,
+  options: { onStopping?: (signal: string) => void } = {},
+): (code?: number) => Promise<void> {
   ignoreOutputErrors();
   let stopping: Promise<void> | undefined;
-  const stop = (signal: string): Promise<void> => {
+  const stop = (signal: string, code = 0): Promise<void> => {
     stopping ??= (async () => {
       try {
         options.onStopping?.(signal);
       } catch {
         // reporting must not stand in the way of cleaning up
       }
-      let code = 0;
       try {
         await cleanup();
       } catch (err) {
@@ -45,5 +48,5 @@ export function stopOnSignals(cleanup: () => Promise<void>, options: { onStoppin
     return stopping;
   };
   for (const signal of SIGNALS) process.on(signal, () => void stop(signal));
-  return () => stop('done');
+  return (code = 0) => stop('done', code);
 }
