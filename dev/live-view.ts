@@ -137,7 +137,8 @@ export function liveView(state: ViewState, step: Step, views: Readonly<Record<st
         line(result.swarm, `waiting: ${result.waiting}`);
       }
       updated = { ...updated, waiting: result.waiting || undefined };
-      if (outstanding.length === 0 && (memory.outstanding ?? 0) > 0) {
+      // Done when nothing is left to restart after restarts were outstanding or made (one reconcile may do all).
+      if (outstanding.length === 0 && ((memory.outstanding ?? 0) > 0 || (result.restarted ?? []).length > 0)) {
         line(result.swarm, `handoff done${view ? `: every worker runs its v${view.version} share` : ''}`);
       }
       updated = { ...updated, outstanding: outstanding.length };

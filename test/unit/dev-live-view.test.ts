@@ -85,6 +85,19 @@ describe('live view', () => {
     ]);
   });
 
+  it('ends a handoff made by a single reconcile', () => {
+    const lines = play([
+      [step('12:00:58', 'assign', [{ swarm: SWARM, result: 'notified' }], { status: 200 }), v2],
+      [step('12:00:59', 'restart', [{ swarm: SWARM, result: 'restarting', restarted: [worker(0), worker(1)], outstanding: [] }]), v2],
+      [step('12:01:00', 'restart', [{ swarm: SWARM, result: 'idle', restarted: [], outstanding: [] }]), v2],
+    ]);
+    expect(lines.filter((l) => l.includes('restart '))).toEqual([
+      '12:00:59 restart swarm/swarm-worker  swarm-worker-0 restarted (loses 1)',
+      '12:00:59 restart swarm/swarm-worker  swarm-worker-1 restarted (loses 1)',
+      '12:00:59 restart swarm/swarm-worker  handoff done: every worker runs its v2 share',
+    ]);
+  });
+
   it('prints a problem once until it changes, and every failed answer', () => {
     const blocked = { swarm: SWARM, result: 'blocked', reason: 'StatefulSetNotFound', message: 'no StatefulSet swarm/swarm-worker' };
     const lines = play([
