@@ -1,6 +1,6 @@
 // CloudEvent → Trigger: which object changed, nothing more. Pure; throws
 // BadEventError (422) for events Swarm cannot act on.
-import { checkName, type NamedKind } from '../api/names.js';
+import { checkName, quoteName, type NamedKind } from '../api/names.js';
 import { checkAssignmentChanged, checkKubeObject, checkObjectRef } from './data.js';
 import { BadEventError } from './errors.js';
 import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE } from './types.js';
@@ -68,7 +68,7 @@ export function toTrigger(event: EventLike): Trigger {
   }
   const typed = apiServerTypes.get(event.type);
   if (!typed) {
-    throw new BadEventError(422, `unknown event type ${JSON.stringify(event.type)} (expected one of ${KNOWN_EVENT_TYPES.join(', ')})`);
+    throw new BadEventError(422, `unknown event type ${quoteName(String(event.type))} (expected one of ${KNOWN_EVENT_TYPES.join(', ')})`);
   }
   const { mode, verb } = typed;
   if (mode === 'ref') {
