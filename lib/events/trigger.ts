@@ -43,9 +43,9 @@ export function owningStatefulSet(pod: KubeObject): string | undefined {
 }
 
 /**
- * Every name the functions will put into an API path, checked as the apiserver
- * would check it: `..` or `.` would be read as path segments, anything else
- * invalid can only fail, and retrying would not help (422, never sent).
+ * The names an event carries, checked as the apiserver checks them, before any
+ * API call: in a path `..` and `.` are dot segments (another resource is read),
+ * and any other invalid name can only fail, so retrying would not help (422).
  */
 function checkNames(type: string, names: Array<[field: string, kind: NamedKind, name: unknown]>): void {
   for (const [field, kind, name] of names) {
