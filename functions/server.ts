@@ -17,7 +17,7 @@ import { createCoalescer } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
 import { assignFunction } from './assign/index.js';
 import type { SwarmFunction } from './function.js';
-import { eventRoute, jsonErrors } from './http.js';
+import { eventRoute, jsonErrors, notFound } from './http.js';
 import { introspectionRouter } from './introspection.js';
 import { readSwarmView } from './introspection-read.js';
 import { restartFunction } from './restart/index.js';
@@ -82,7 +82,7 @@ export function createApp(options: AppOptions): express.Express {
   } else {
     app.use('/', eventRoute({ ...routeOptions, functions }));
   }
-  app.use(jsonErrors);
+  app.use(notFound, jsonErrors);
   return app;
 }
 

@@ -6,6 +6,8 @@
 // cannot express, a union of differently typed branches (a job is a string or an
 // object), is written as a plain `anyOf` here and rewritten by the transformation.
 
+import { DNS_LABEL_MEANING, DNS_LABEL_PATTERN as DNS_LABEL, DNS_SUBDOMAIN_MEANING, DNS_SUBDOMAIN_PATTERN as DNS_SUBDOMAIN } from './names.js';
+
 /** A JSON Schema node, loosely typed: the schema is data, read by ajv and the CRD generator. */
 export type SchemaNode = { [keyword: string]: unknown };
 
@@ -33,15 +35,13 @@ export const DEFAULTS = {
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
 export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
 
 /** What each pattern means, for error messages a person can act on. */
 export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [JOB_NAME_PATTERN]: 'must not contain control characters',
-  [DNS_LABEL]: 'must be a DNS label (lowercase letters, digits and "-", starting and ending alphanumeric)',
-  [DNS_SUBDOMAIN]: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".")',
+  [DNS_LABEL]: DNS_LABEL_MEANING,
+  [DNS_SUBDOMAIN]: DNS_SUBDOMAIN_MEANING,
   [CONFIG_MAP_KEY]: 'must consist of letters, digits, "-", "_" and "."',
 };
 
