@@ -37,7 +37,7 @@ describe('permanent API refusals are recorded, not retried', () => {
     ['403 on the ConfigMap create', 'createConfigMap', forbidden('configmaps ns/swarm-worker-config', 'CREATE'), 'Forbidden'],
     ['422 on the ConfigMap create', 'createConfigMap', new KubeError('Invalid', 422, 'CREATE configmaps ns/swarm-worker-config: 422 ConfigMap is invalid', 'CREATE configmaps', 'CREATE'), 'InvalidWrite'],
     ['404 on the create: the namespace is gone', 'createConfigMap', new KubeError('NotFound', 404, 'CREATE configmaps ns/swarm-worker-config: 404 namespaces "ns" not found', 'CREATE configmaps', 'CREATE'), 'NamespaceNotFound'],
-  ] as const)('%s → Degraded/%s, a Warning Event naming the call, answered 2xx', async (_what, op, error, reason) => {
+  ] as const)('%s → Degraded with its reason, a Warning Event naming the call, answered 2xx', async (_what, op, error, reason) => {
     const { kube, env } = world();
     kube.fail(op, 10, error);
     const response = await assignFunction(env, createCoalescer()).handle(swarmTrigger);
