@@ -110,6 +110,8 @@ describe('ConfigMap writes on the real API server', () => {
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
     const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => ({ name: `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'), weight: LIMITS.maxWeight }));
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('largest', 2));
+    // Why the README says --server-side: client-side apply copies the object into an annotation.
+    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarm('largest', 'largest-config', jobs))).rejects.toThrow(/Too long: .*262144 bytes/);
     await applySwarm(swarm('largest', 'largest-config', jobs));
     const out = await assignFunction(asAssign, createCoalescer()).handle(trigger('largest'));
     expect(out.summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]);
