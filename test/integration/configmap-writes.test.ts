@@ -105,6 +105,11 @@ describe('ConfigMap writes on the real API server', () => {
     expect(cm.data?.['other.yml']).toBe('not ours');
     expect(parse(cm.data?.['config.yml'] ?? '').version).toBe(2);
     expect(cm.metadata?.managedFields?.map((f) => f.manager)).toContain('swarm');
+
+    // Still guarded against lost updates: a patch from a stale read is refused.
+    const stale = { name: 'shared-config', namespace: NS, resourceVersion: String(Number(cm.metadata!.resourceVersion) - 1), data: { 'config.yml': 'stale' } };
+    await expect(asAssign.kube.patchConfigMap(stale)).rejects.toMatchObject({ kind: 'Conflict', status: 409 });
+    expect((await getConfigMap('shared-config')).data?.['config.yml']).toBe(cm.data?.['config.yml']);
   });
 
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
