@@ -84,57 +84,71 @@ async function hostCaMounts(): Promise<string[]> {
 }
 
 /**
- * Builds both targets of the Dockerfile (or returns the cached archives of
- * the same inputs). Serialised across processes by a lock in the cache.
+ * Runs `fn` holding the image lock (buildah's storage is shared by every
+ * process using this cache), then removes every working container and
+ * unmounts what is left, even when `fn` failed.
  */
-export async function ensureImages(onProgress: ProgressFn = stderrProgress, options: EnsureOptions = {}): Promise<Images> {
-  const context = options.context ?? repoRoot;
-  const dockerfile = readFileSync(join(context, 'Dockerfile'), 'utf8');
-  const { nodeVersion } = readDockerfile(dockerfile);
+export async function withImageLock<T>(onProgress: ProgressFn, fn: () => Promise<T>): Promise<T> {
   await mkdir(imageCacheDir(), { recursive: true });
   const release = await acquireLock(join(imageCacheDir(), '.lock'), onProgress);
   try {
-    const base = await ensureBaseImage(nodeVersion, onProgress);
-    const hash = inputsHash({ base: base.key, dockerfile }, contextFiles(context)).slice(0, 12);
-    const dir = join(imageCacheDir(), `images-${hash}`);
-    const archives = {} as Record<Target, ImageArchive>;
-    for (const target of Object.keys(TARGETS) as Target[]) {
-      const name = `${TARGETS[target]}:dev-${hash}`;
-      const archive = join(dir, `${target}.oci.tar`);
-      archives[target] = { name, archive, bytes: existsSync(archive) ? (await stat(archive)).size : 0 };
-    }
-    if (Object.values(archives).every((a) => a.bytes > 0)) {
-      onProgress(`images ${hash} cached (${dir})`);
-      return archives;
-    }
-    await mkdir(dir, { recursive: true });
-    const mounts = await hostCaMounts();
-    for (const target of Object.keys(TARGETS) as Target[]) {
-      const { name, archive } = archives[target];
-      const started = Date.now();
-      onProgress(`buildah bud --target ${target} -t ${name}`);
-      try {
-        await buildah(
-          ['bud', '--pull=never', '--network', 'host', '--layers', '--force-rm', ...mounts,
-            '--target', target, '-t', name, '-f', join(context, 'Dockerfile'), context],
-          { label: `build ${target}`, onProgress: (line) => onProgress(line.replace(/\s+/g, ' ')) },
-        );
-      } catch (error) {
-        throw new Error(`the Dockerfile's ${target} target does not build:\n${(error as Error).message}`, { cause: error });
-      }
-      const partial = `${archive}.partial`;
-      await rm(partial, { force: true });
-      await buildah(['push', '--quiet', name, `oci-archive:${partial}:${name}`]);
-      await rename(partial, archive);
-      archives[target] = { name, archive, bytes: (await stat(archive)).size };
-      onProgress(`${target}: built in ${Math.round((Date.now() - started) / 1000)} s, archive ${mb(archives[target].bytes)}`);
-    }
-    await forgetOlder(hash);
-    return archives;
+    return await fn();
   } finally {
     await cleanup();
     await release();
   }
+}
+
+/**
+ * Builds both targets of the Dockerfile (or returns the cached archives of
+ * the same inputs). Safe to call from several processes at once.
+ */
+export function ensureImages(onProgress: ProgressFn = stderrProgress, options: EnsureOptions = {}): Promise<Images> {
+  return withImageLock(onProgress, () => buildImages(onProgress, options));
+}
+
+/** `ensureImages` for a caller that holds the image lock. */
+export async function buildImages(onProgress: ProgressFn, options: EnsureOptions = {}): Promise<Images> {
+  const context = options.context ?? repoRoot;
+  const dockerfile = readFileSync(join(context, 'Dockerfile'), 'utf8');
+  const { nodeVersion } = readDockerfile(dockerfile);
+  const base = await ensureBaseImage(nodeVersion, onProgress);
+  const hash = inputsHash({ base: base.key, dockerfile }, contextFiles(context)).slice(0, 12);
+  const dir = join(imageCacheDir(), `images-${hash}`);
+  const archives = {} as Record<Target, ImageArchive>;
+  for (const target of Object.keys(TARGETS) as Target[]) {
+    const name = `${TARGETS[target]}:dev-${hash}`;
+    const archive = join(dir, `${target}.oci.tar`);
+    archives[target] = { name, archive, bytes: existsSync(archive) ? (await stat(archive)).size : 0 };
+  }
+  if (Object.values(archives).every((a) => a.bytes > 0)) {
+    onProgress(`images ${hash} cached (${dir})`);
+    return archives;
+  }
+  await mkdir(dir, { recursive: true });
+  const mounts = await hostCaMounts();
+  for (const target of Object.keys(TARGETS) as Target[]) {
+    const { name, archive } = archives[target];
+    const started = Date.now();
+    onProgress(`buildah bud --target ${target} -t ${name}`);
+    try {
+      await buildah(
+        ['bud', '--pull=never', '--network', 'host', '--layers', '--force-rm', ...mounts,
+          '--target', target, '-t', name, '-f', join(context, 'Dockerfile'), context],
+        { label: `build ${target}`, onProgress: (line) => onProgress(line.replace(/\s+/g, ' ')) },
+      );
+    } catch (error) {
+      throw new Error(`the Dockerfile's ${target} target does not build:\n${(error as Error).message}`, { cause: error });
+    }
+    const partial = `${archive}.partial`;
+    await rm(partial, { force: true });
+    await buildah(['push', '--quiet', name, `oci-archive:${partial}:${name}`]);
+    await rename(partial, archive);
+    archives[target] = { name, archive, bytes: (await stat(archive)).size };
+    onProgress(`${target}: built in ${Math.round((Date.now() - started) / 1000)} s, archive ${mb(archives[target].bytes)}`);
+  }
+  await forgetOlder(hash);
+  return archives;
 }
 
 /** Keeps the cache and storage bounded: the current and the previous build's archives and tags, nothing older. */

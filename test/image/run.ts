@@ -11,8 +11,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../controlplane/ports.js';
-import { buildah, buildahArgv, cleanup, imageCacheDir, mountsUnder, run } from './buildah.js';
-import { ensureImages, mb, type ImageArchive } from './build.js';
+import { buildah, buildahArgv, imageCacheDir, mountsUnder, run } from './buildah.js';
+import { buildImages, mb, withImageLock, type ImageArchive, type Images } from './build.js';
 import { readDockerfile } from './dockerfile.js';
 
 const repo = resolve(import.meta.dirname, '../..');
@@ -127,48 +127,51 @@ async function refusesMissingFunction(image: ImageArchive): Promise<void> {
   });
 }
 
+/** Each image's own entry point, run from its archive. */
+async function checkImages(images: Images): Promise<void> {
+  await withContainer(images.functions, async (container) => {
+    const uid = (await buildah(['run', '--network', 'host', container, '--', 'id', '-u'])).trim();
+    if (uid === '1000') ok('runs as uid 1000');
+    else fail('runs as uid 1000', `id -u: ${uid}`);
+  });
+  for (const fn of ['assign', 'restart']) await probe(`function ${fn}`, images.functions, { FUNCTION: fn });
+  await refusesMissingFunction(images.functions);
+
+  const configDir = mkdtempSync(join(tmpdir(), 'swarm-image-config-'));
+  chmodSync(configDir, 0o755); // the image runs as uid 1000; a ConfigMap volume is world-readable too
+  try {
+    writeFileSync(
+      join(configDir, 'config.yml'),
+      'version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [stream:a, stream:b]\n    version: 3\n',
+      { mode: 0o644 },
+    );
+    // CONFIG_PATH is the image's own (/etc/swarm/config.yml): the mount stands in for the ConfigMap volume.
+    await probe('reference worker', images.worker, { POD_NAME: 'swarm-worker-0' }, [`${configDir}:/etc/swarm:ro`], async (port) => {
+      const body = (await (await fetch(`http://127.0.0.1:${port}/assignment`)).json()) as { jobs?: string[] };
+      if (JSON.stringify(body.jobs) !== JSON.stringify(['stream:a', 'stream:b'])) {
+        throw new Error(`/assignment answered ${JSON.stringify(body)}`);
+      }
+    });
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<number> {
   const contextArg = process.argv.indexOf('--context');
   const context = contextArg > 0 ? resolve(process.argv[contextArg + 1] ?? '.') : repo;
   const facts = readDockerfile(readFileSync(join(context, 'Dockerfile'), 'utf8'));
-  const started = Date.now();
-  const images = await ensureImages((line) => step(line), { context });
-  step(`images ready in ${Math.round((Date.now() - started) / 1000)} s`);
-  for (const [target, image] of Object.entries(images)) {
-    const size = (await buildah(['images', '--format', '{{.Size}}', image.name]).catch(() => '?')).trim();
-    step(`${target}: ${image.name}, archive ${mb(image.bytes)} (gzip layers), ${size} unpacked`);
-  }
-
-  try {
-    await withContainer(images.functions, async (container) => {
-      const uid = (await buildah(['run', '--network', 'host', container, '--', 'id', '-u'])).trim();
-      if (uid === '1000') ok('runs as uid 1000');
-      else fail('runs as uid 1000', `id -u: ${uid}`);
-    });
-    for (const fn of ['assign', 'restart']) await probe(`function ${fn}`, images.functions, { FUNCTION: fn });
-    await refusesMissingFunction(images.functions);
-
-    const configDir = mkdtempSync(join(tmpdir(), 'swarm-image-config-'));
-    chmodSync(configDir, 0o755); // the image runs as uid 1000; a ConfigMap volume is world-readable too
-    try {
-      writeFileSync(
-        join(configDir, 'config.yml'),
-        'version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [stream:a, stream:b]\n    version: 3\n',
-        { mode: 0o644 },
-      );
-      // CONFIG_PATH is the image's own (/etc/swarm/config.yml): the mount stands in for the ConfigMap volume.
-      await probe('reference worker', images.worker, { POD_NAME: 'swarm-worker-0' }, [`${configDir}:/etc/swarm:ro`], async (port) => {
-        const body = (await (await fetch(`http://127.0.0.1:${port}/assignment`)).json()) as { jobs?: string[] };
-        if (JSON.stringify(body.jobs) !== JSON.stringify(['stream:a', 'stream:b'])) {
-          throw new Error(`/assignment answered ${JSON.stringify(body)}`);
-        }
-      });
-    } finally {
-      rmSync(configDir, { recursive: true, force: true });
+  // One lock over the build and the runs: buildah's storage is shared with other processes.
+  await withImageLock(step, async () => {
+    const started = Date.now();
+    const images = await buildImages(step, { context });
+    step(`images ready in ${Math.round((Date.now() - started) / 1000)} s`);
+    for (const [target, image] of Object.entries(images)) {
+      const size = (await buildah(['images', '--format', '{{.Size}}', image.name]).catch(() => '?')).trim();
+      step(`${target}: ${image.name}, archive ${mb(image.bytes)} (gzip layers), ${size} unpacked`);
     }
-  } finally {
-    await cleanup();
-  }
+    await checkImages(images);
+  });
   const left = mountsUnder();
   if (left.length) fail('no mount left', left.join('\n'));
 
