@@ -85,13 +85,15 @@ async function hostCaMounts(): Promise<string[]> {
 
 /**
  * Runs `fn` holding the image lock (buildah's storage is shared by every
- * process using this cache), then removes every working container and
- * unmounts what is left, even when `fn` failed.
+ * process using this cache). Before and after (even when `fn` failed, or a
+ * previous holder was killed) removes every working container and unmounts
+ * what is left.
  */
 export async function withImageLock<T>(onProgress: ProgressFn, fn: () => Promise<T>): Promise<T> {
   await mkdir(imageCacheDir(), { recursive: true });
   const release = await acquireLock(join(imageCacheDir(), '.lock'), onProgress);
   try {
+    await cleanup();
     return await fn();
   } finally {
     await cleanup();
@@ -151,14 +153,14 @@ export async function buildImages(onProgress: ProgressFn, options: EnsureOptions
   return archives;
 }
 
-/** Keeps the cache and storage bounded: the current and the previous build's archives and tags, nothing older. */
+/** Keeps the cache and storage bounded: the archives and tags of the current and the three previous builds (several trees may share this cache). */
 async function forgetOlder(hash: string): Promise<void> {
   const cache = imageCacheDir();
   const dirs = (await readdir(cache)).filter((d) => d.startsWith('images-') && d !== `images-${hash}`);
   const others = await Promise.all(dirs.map(async (d) => ({ d, t: (await stat(join(cache, d))).mtimeMs })));
   others.sort((a, b) => b.t - a.t);
-  const keep = new Set([hash, ...others.slice(0, 1).map(({ d }) => d.slice('images-'.length))]);
-  for (const { d } of others.slice(1)) await rm(join(cache, d), { recursive: true, force: true });
+  const keep = new Set([hash, ...others.slice(0, 3).map(({ d }) => d.slice('images-'.length))]);
+  for (const { d } of others.slice(3)) await rm(join(cache, d), { recursive: true, force: true });
   for (const name of (await buildah(['images', '--format', '{{.Name}}:{{.Tag}}'])).split('\n')) {
     const tag = /\/swarm(?:-worker)?:dev-([0-9a-f]{12})$/.exec(name.trim())?.[1];
     if (tag && !keep.has(tag)) await buildah(['rmi', name.trim()]).catch(() => '');
