@@ -1,6 +1,5 @@
 // `npm test` needs what npm cannot install: Go (to build the pinned control
-// plane on first use), openssl (its certificates) and Debian's Chromium (the
-// introspection page's browser test). This checks for them and installs the
+// plane on first use), and the Debian packages listed below. This checks for them and installs the
 // Debian packages through apt when it can (root on Debian), so the README's
 // test command works on a fresh machine.
 import { spawnSync } from 'node:child_process';
@@ -34,6 +33,12 @@ if (!has('go')) {
   say('Go is not installed: the integration tests build kube-apiserver, etcd, KWOK and the Knative adapter from pinned Go modules. Install Go ≥ 1.24.');
   missing += 1;
 }
-if (!ensure('openssl', 'openssl', 'the local control plane generates its certificates with it')) missing += 1;
-if (!ensure('chromium', 'chromium', 'the introspection page is tested in it')) missing += 1;
+// command → Debian package, and why.
+const debianPackages: readonly (readonly [string, string, string])[] = [
+  ['openssl', 'openssl', 'the local control plane generates its certificates with it'],
+  ['chromium', 'chromium', 'the introspection page is tested in it'],
+  ['buildah', 'buildah', 'test:image builds the Dockerfile with it'],
+  ['debootstrap', 'debootstrap', "test:image makes the Dockerfile's node base image with it"],
+];
+for (const [command, pkg, why] of debianPackages) if (!ensure(command, pkg, why)) missing += 1;
 process.exit(missing ? 1 : 0);

@@ -190,7 +190,7 @@ function go(args: string[], cwd: string, onProgress: ProgressFn, label?: string)
 }
 
 /** A lock directory holding the owner's pid; a lock left by a dead process is taken over. */
-async function acquireLock(path: string, onProgress: ProgressFn): Promise<() => Promise<void>> {
+export async function acquireLock(path: string, onProgress: ProgressFn): Promise<() => Promise<void>> {
   let announced = false;
   for (;;) {
     try {

@@ -1,5 +1,5 @@
-// Reads what the runtime reproduction needs from the Dockerfile itself, so the
-// Node version and the entry points cannot drift from what the image runs.
+// Reads facts from the Dockerfile itself: the Node version (which base image
+// test:image makes) and each stage's CMD (checked by a unit test).
 
 export interface DockerfileFacts {
   readonly nodeVersion: string;
