@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { diffSnapshots, normaliseIptables, normaliseLinks, normaliseMounts } from '../../controlplane/host-state.js';
 import { ociArchive, tar } from '../../controlplane/oci.js';
 import {
   cniConfig,
@@ -118,5 +119,28 @@ describe('OCI image archives', () => {
     expect(ociArchive('localhost/swarm/pause:v2', layer, {}).manifestDigest).toBe(
       ociArchive('localhost/swarm/pause:v1', layer, {}).manifestDigest,
     );
+  });
+});
+
+describe('host snapshots', () => {
+  it('compares interfaces by name, iptables without counters, and mount points', () => {
+    expect(normaliseLinks('1: lo: <LOOPBACK,UP> mtu 65536\n7: veth1a2b@if2: <BROADCAST> mtu 1500\n')).toEqual(['lo', 'veth1a2b']);
+    expect(normaliseIptables('# Generated\n*filter\n:INPUT ACCEPT [202:45999]\n-A INPUT -j X\nCOMMIT\n')).toEqual([
+      '*filter',
+      ':INPUT ACCEPT [0:0]',
+      '-A INPUT -j X',
+      'COMMIT',
+    ]);
+    expect(normaliseMounts('22 1 0:21 / /proc rw - proc proc rw\n30 22 0:5 / /run/x/shm rw - tmpfs shm rw\n')).toEqual(['/proc', '/run/x/shm']);
+  });
+
+  it('reports what was added and what went missing', () => {
+    const before = { links: ['eth0', 'lo'], iptables: [], mounts: ['/'], cgroups: [], sysctls: ['kernel.panic = 1'] };
+    expect(diffSnapshots(before, before)).toEqual([]);
+    expect(diffSnapshots(before, { ...before, links: ['cni0', 'eth0', 'lo'], sysctls: ['kernel.panic = 10'] })).toEqual([
+      'links + cni0',
+      'sysctls + kernel.panic = 10',
+      'sysctls - kernel.panic = 1',
+    ]);
   });
 });
