@@ -36,8 +36,13 @@ async function main(command: string | undefined): Promise<number> {
     }
     case 'cleanup-check': {
       // By hand: a throwaway cluster with a real node, then a before/after diff of the machine.
-      const before = takeSnapshot();
-      const cluster = await startCluster({ workDir: join(defaultWorkDir, `cleanup-check-${process.pid}`), ephemeral: true, ownerPid: process.pid });
+      let before = takeSnapshot();
+      const cluster = await startCluster({
+        workDir: join(defaultWorkDir, `cleanup-check-${process.pid}`),
+        ephemeral: true,
+        ownerPid: process.pid,
+        onNodeLocked: () => (before = takeSnapshot()),
+      });
       await cluster.stop();
       const left = [...diffSnapshots(before, takeSnapshot()), ...(await nodeLeftovers())];
       process.stdout.write(left.length ? `left behind:\n${left.join('\n')}\n` : 'the machine is as it was before the cluster started\n');

@@ -90,6 +90,11 @@ export interface StartOptions {
   syncFrequency?: string;
   /** How long to wait for another cluster's real node to be released (default 10 min). */
   nodeLockTimeoutMs?: number;
+  /**
+   * Called once this cluster holds the real node, before it changes anything
+   * on the host (e.g. to snapshot the machine for a before/after check).
+   */
+  onNodeLocked?: () => void;
 }
 
 export interface Cluster {
@@ -124,6 +129,7 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   const n = nodeLayout();
   if (realNode) {
     await acquireNodeLock(l.workDir, onProgress, options.nodeLockTimeoutMs ?? 10 * 60_000);
+    options.onNodeLocked?.();
     try {
       await prepareHost(n);
     } catch (error) {
@@ -241,6 +247,8 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
         await importImageArchives([images.pause, images.coredns], onProgress, n);
         timings.push(`images imported ${elapsed()}`);
       }
+      const nodeParts = stage.filter((spec) => ['containerd', 'kubelet', 'kube-proxy'].includes(spec.name));
+      if (nodeParts.length) onProgress(`real node ${nodeName}: starting ${nodeParts.map((spec) => spec.name).join(', ')}`);
       for (const spec of stage) {
         const pid = launch(spec, l.logDir);
         await appendFile(groupsFile, `${pid}\n`);

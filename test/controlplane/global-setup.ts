@@ -54,12 +54,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
   }
 
-  const before = takeSnapshot();
+  let before = takeSnapshot();
   const cluster = await startCluster({
     workDir: join(defaultWorkDir, `test-${process.pid}`),
     ephemeral: true,
     ownerPid: process.pid,
     onProgress: progress,
+    // Once the node is ours: another cluster may have held it until then.
+    onNodeLocked: () => (before = takeSnapshot()),
   });
   provide(cluster.kubeconfigPath, cluster.workDir, cluster.realNode);
   return async () => {

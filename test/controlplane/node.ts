@@ -62,12 +62,14 @@ export function nodeHeldBy(workDir: string): boolean {
  * cleaning up what they left.
  */
 export async function acquireNodeLock(workDir: string, onProgress: Progress, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
+  const deadline = started + timeoutMs;
   let announced = false;
   for (;;) {
     try {
       await mkdir(NODE_LOCK_DIR);
       await writeFile(lockFile(), JSON.stringify({ workDir, ownerPid: process.pid, pids: [] } satisfies LockRecord));
+      if (announced) onProgress(`got the real node after waiting ${Math.round((Date.now() - started) / 1000)}s`);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
