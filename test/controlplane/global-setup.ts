@@ -4,8 +4,9 @@
 // it starts a fresh cluster in .swarm/test-<pid>/ and stops and deletes it on
 // teardown. A watchdog stops that cluster even if the runner is killed.
 // That fresh cluster's real node must leave the machine as it found it: the
-// teardown compares interfaces, iptables, mounts, cgroups and sysctls with a
-// snapshot taken before the start and fails the run on any difference.
+// teardown compares interfaces, iptables, mounts, cgroups, host paths and
+// sysctls with a snapshot taken once the node was ours, and fails the run on
+// any difference the node could have made (others may work meanwhile).
 //
 // Tests read the admin kubeconfig path with `inject('kubeconfig')` (or the
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
-import { diffSnapshots, takeSnapshot } from './host-state.js';
+import { diffSnapshots, nodeRelated, takeSnapshot } from './host-state.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -67,7 +68,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await cluster.stop();
     if (!cluster.realNode) return;
-    const left = diffSnapshots(before, takeSnapshot());
+    const left = diffSnapshots(before, takeSnapshot()).filter(nodeRelated);
     if (left.length > 0) throw new Error(`the real node left the machine changed after cluster.stop():\n${left.join('\n')}`);
     progress('the real node left nothing behind (interfaces, iptables, mounts, cgroups, sysctls)');
   };

@@ -4,7 +4,7 @@
 // snapshot before a cluster starts and one after it stops must be equal.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { NODE_SYSCTLS, sysctlPath } from './node-config.js';
+import { HOST_PATHS, NODE_SYSCTLS, sysctlPath } from './node-config.js';
 
 export interface HostSnapshot {
   readonly links: readonly string[];
@@ -12,6 +12,8 @@ export interface HostSnapshot {
   readonly mounts: readonly string[];
   readonly cgroups: readonly string[];
   readonly sysctls: readonly string[];
+  /** HOST_PATHS and their entries (two levels). */
+  readonly paths: readonly string[];
 }
 
 /** `ip -o link` lines without what changes by itself (counters, link state flags, queue state). */
@@ -59,6 +61,7 @@ export function takeSnapshot(): HostSnapshot {
     iptables: [...normaliseIptables(out('iptables-save', [])), ...normaliseIptables(out('ip6tables-save', []))],
     mounts: normaliseMounts(readFileSync('/proc/self/mountinfo', 'utf8')),
     cgroups,
+    paths: HOST_PATHS.flatMap((path) => listTree(path, 2)),
     sysctls: NODE_SYSCTLS.flatMap((name) => {
       try {
         return [`${name} = ${readFileSync(sysctlPath(name), 'utf8').trim()}`];
@@ -67,6 +70,37 @@ export function takeSnapshot(): HostSnapshot {
       }
     }),
   };
+}
+
+function listTree(path: string, depth: number): string[] {
+  if (!existsSync(path)) return [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(path).sort();
+  } catch {
+    return [path];
+  }
+  return [path, ...(depth > 0 ? entries.flatMap((entry) => listTree(`${path}/${entry}`, depth - 1)) : [])];
+}
+
+/**
+ * Whether a diff line can be the node's doing: its interfaces, chains,
+ * mounts, cgroups, paths and sysctls, not another process's (a concurrent
+ * image build's overlay mounts, say). For checks that run while others work.
+ */
+export function nodeRelated(line: string): boolean {
+  const [aspect, , ...rest] = line.split(' ');
+  const what = rest.join(' ');
+  switch (aspect) {
+    case 'links':
+      return /^(cni0|veth)/.test(what);
+    case 'iptables':
+      return /\b(KUBE|CNI)-/.test(what);
+    case 'mounts':
+      return /swarm-node|kubelet|containerd|netns/.test(what);
+    default:
+      return true;
+  }
 }
 
 /** Lines added (+) or removed (-) per aspect; empty when the machine is as it was. */

@@ -258,6 +258,23 @@ export const NODE_SYSCTLS: readonly string[] = [
   'net.netfilter.nf_conntrack_tcp_be_liberal',
 ];
 
+/**
+ * Host paths the node's components write outside its own directories,
+ * whatever they are configured with: the kubelet's device-plugin socket
+ * (/var/lib/kubelet/device-plugins) and container log symlinks
+ * (/var/log/containers), libcni's result cache (/var/lib/cni), the kubelet's
+ * default volume plugin directory, runc's default root. Cleanup removes the
+ * node's entries there, and the directories themselves if they were not
+ * there before the node started (and are empty).
+ */
+export const HOST_PATHS: readonly string[] = [
+  '/var/lib/kubelet',
+  '/var/log/containers',
+  '/var/lib/cni',
+  '/usr/libexec/kubernetes',
+  '/run/runc',
+];
+
 export function sysctlPath(name: string): string {
   return `/proc/sys/${name.replaceAll('.', '/')}`;
 }

@@ -4,7 +4,7 @@
 // interfaces, iptables chains, cgroups, sysctls). The node is a machine-wide
 // resource (cni0, port 10250, iptables): one per machine, whichever clone.
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { binPath, isAlive } from './build.js';
@@ -12,6 +12,7 @@ import type { ImageArchive } from './images.js';
 import type { NodeLayout } from './node-config.js';
 import {
   BRIDGE,
+  HOST_PATHS,
   NODE_IP,
   NODE_SYSCTLS,
   POD_CIDR,
@@ -41,6 +42,7 @@ interface LockRecord {
 
 const lockFile = (): string => `${NODE_LOCK_DIR}/owner.json`;
 const sysctlFile = (): string => `${NODE_LOCK_DIR}/sysctls.json`;
+const hostPathsFile = (): string => `${NODE_LOCK_DIR}/host-paths.json`;
 
 function readLock(): LockRecord | undefined {
   try {
@@ -135,6 +137,7 @@ async function sh(command: string, args: readonly string[]): Promise<string> {
 export async function prepareHost(n: NodeLayout = nodeLayout()): Promise<void> {
   const recorded = Object.fromEntries(NODE_SYSCTLS.map((name) => [name, readSysctl(name)]).filter(([, v]) => v !== undefined));
   await writeFile(sysctlFile(), JSON.stringify(recorded, null, 2) + '\n');
+  await writeFile(hostPathsFile(), JSON.stringify(HOST_PATHS.filter((path) => existsSync(path))) + '\n');
   for (const dir of [n.stateDir, n.runDir, n.cniConfDir, n.cniIpamDir]) await mkdir(dir, { recursive: true });
   await writeFile(`${n.cniConfDir}/10-swarm.conflist`, cniConfig(n));
   await writeFile(n.resolvConf, nodeResolvConf());
@@ -197,6 +200,14 @@ function mountsUnder(prefixes: readonly string[]): string[] {
   );
 }
 
+/** Removes `dir` and its subdirectories, bottom-up, as far as they are empty. */
+function removeEmptyTree(dir: string): void {
+  for (const entry of safe(() => readdirSync(dir, { withFileTypes: true })) ?? []) {
+    if (entry.isDirectory()) removeEmptyTree(`${dir}/${entry.name}`);
+  }
+  safe(() => rmdirSync(dir));
+}
+
 function removeCgroupTree(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.isDirectory()) removeCgroupTree(`${dir}/${entry.name}`);
@@ -256,6 +267,18 @@ export async function cleanupNode(onProgress: Progress, n: NodeLayout = nodeLayo
       if (safe(() => statSync(kubepods).isDirectory())) removeCgroupTree(kubepods);
     }
   }
+
+  // What the components write outside the node's directories.
+  for (const link of safe(() => readdirSync('/var/log/containers')) ?? []) {
+    const target = safe(() => readlinkSync(`/var/log/containers/${link}`));
+    if (target?.startsWith(`${n.podLogsDir}/`)) rmSync(`/var/log/containers/${link}`, { force: true });
+  }
+  for (const result of safe(() => readdirSync('/var/lib/cni/results')) ?? []) {
+    if (/^(swarm|cni-loopback)-/.test(result)) rmSync(`/var/lib/cni/results/${result}`, { force: true });
+  }
+  rmSync('/var/lib/kubelet/device-plugins/kubelet.sock', { force: true });
+  const existedBefore = safe(() => JSON.parse(readFileSync(hostPathsFile(), 'utf8')) as string[]) ?? HOST_PATHS;
+  for (const path of HOST_PATHS.filter((p) => !existedBefore.includes(p))) removeEmptyTree(path);
 
   await rm(n.runDir, { recursive: true, force: true });
   await rm(n.stateDir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { diffSnapshots, normaliseIptables, normaliseLinks, normaliseMounts } from '../../controlplane/host-state.js';
+import { diffSnapshots, nodeRelated, normaliseIptables, normaliseLinks, normaliseMounts } from '../../controlplane/host-state.js';
 import { ociArchive, tar } from '../../controlplane/oci.js';
 import {
   cniConfig,
@@ -135,12 +135,24 @@ describe('host snapshots', () => {
   });
 
   it('reports what was added and what went missing', () => {
-    const before = { links: ['eth0', 'lo'], iptables: [], mounts: ['/'], cgroups: [], sysctls: ['kernel.panic = 1'] };
+    const before = { links: ['eth0', 'lo'], iptables: [], mounts: ['/'], cgroups: [], sysctls: ['kernel.panic = 1'], paths: [] };
     expect(diffSnapshots(before, before)).toEqual([]);
     expect(diffSnapshots(before, { ...before, links: ['cni0', 'eth0', 'lo'], sysctls: ['kernel.panic = 10'] })).toEqual([
       'links + cni0',
       'sysctls + kernel.panic = 10',
       'sysctls - kernel.panic = 1',
     ]);
+  });
+
+  it("tells the node's leftovers from other processes' changes", () => {
+    expect(nodeRelated('links + cni0')).toBe(true);
+    expect(nodeRelated('links + veth12ab')).toBe(true);
+    expect(nodeRelated('links + podman0')).toBe(false);
+    expect(nodeRelated('iptables + -A FORWARD -j KUBE-FORWARD')).toBe(true);
+    expect(nodeRelated('iptables + -A FORWARD -j NETAVARK_FORWARD')).toBe(false);
+    expect(nodeRelated('mounts + /run/swarm-node/containerd/io.containerd.grpc.v1.cri/sandboxes/x/shm')).toBe(true);
+    expect(nodeRelated('mounts - /root/.cache/swarm/image/buildah/root/overlay/c5/merged')).toBe(false);
+    expect(nodeRelated('sysctls + kernel.panic = 10')).toBe(true);
+    expect(nodeRelated('paths + /var/log/containers')).toBe(true);
   });
 });
