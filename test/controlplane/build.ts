@@ -99,8 +99,10 @@ export function kwokStageFiles(): string[] {
   return KWOK_STAGE_FILES.map((file) => join(kwokStagesDir(), file));
 }
 
+/** The tools a cluster without a real node needs (SWARM_REAL_NODE=0). */
+export const CONTROL_PLANE_TOOLS: readonly ToolId[] = ['etcd', 'kubernetes', 'kwok'];
 /** The tools a running cluster needs; the ApiServerSource adapter is built on demand. */
-export const CLUSTER_TOOLS: readonly ToolId[] = ['etcd', 'kubernetes', 'kwok', 'containerd', 'coredns'];
+export const CLUSTER_TOOLS: readonly ToolId[] = [...CONTROL_PLANE_TOOLS, 'containerd', 'coredns'];
 export const ALL_TOOLS: readonly ToolId[] = [...CLUSTER_TOOLS, 'knative'];
 
 export const stderrProgress: ProgressFn = (line) => process.stderr.write(`[controlplane] ${line}\n`);

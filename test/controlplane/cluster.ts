@@ -23,7 +23,7 @@ import { request as httpsRequest } from 'node:https';
 import { freeLoopbackPorts } from './ports.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';
+import { CLUSTER_TOOLS, CONTROL_PLANE_TOOLS, binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';
 import type { ClusterState, ComponentInputs, ComponentSpec, Health, NodeInputs, Ports } from './components.js';
 import {
   PORT_NAMES,
@@ -118,7 +118,7 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   if (realNode && process.getuid?.() !== 0) {
     throw new Error('the real node (containerd, kubelet, CNI bridge, iptables) needs root; start without it with SWARM_REAL_NODE=0');
   }
-  await ensureBuilt(onProgress);
+  await ensureBuilt(onProgress, realNode ? CLUSTER_TOOLS : CONTROL_PLANE_TOOLS);
   const images = realNode ? await ensureNodeImages(onProgress) : undefined;
   const l = layout(resolve(options.workDir ?? defaultWorkDir));
   const existing = await readState(l.workDir);
