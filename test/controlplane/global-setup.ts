@@ -68,7 +68,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await cluster.stop();
     if (!cluster.realNode) return;
-    const left = diffSnapshots(before, takeSnapshot()).filter(nodeRelated);
+    // Only additions count: a removal is a leftover of an earlier run cleaned up now.
+    const left = diffSnapshots(before, takeSnapshot()).filter((line) => nodeRelated(line) && line.split(' ')[1] === '+');
     if (left.length > 0) throw new Error(`the real node left the machine changed after cluster.stop():\n${left.join('\n')}`);
     progress('the real node left nothing behind (interfaces, iptables, mounts, cgroups, sysctls)');
   };
