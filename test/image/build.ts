@@ -12,6 +12,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from '
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { acquireLock } from '../controlplane/build.js';
+import { ensureHostPackages, IMAGE_PACKAGES } from '../prereqs.js';
 import { buildah, cleanup, imageCacheDir, run, type ProgressFn } from './buildah.js';
 import { ensureBaseImage } from './base.js';
 import { readDockerfile } from './dockerfile.js';
@@ -90,8 +91,9 @@ async function hostCaMounts(): Promise<string[]> {
  * what is left.
  */
 export async function withImageLock<T>(onProgress: ProgressFn, fn: () => Promise<T>): Promise<T> {
+  if (!ensureHostPackages(IMAGE_PACKAGES)) throw new Error('buildah and debootstrap are needed to build the images (see above)');
   await mkdir(imageCacheDir(), { recursive: true });
-  const release = await acquireLock(join(imageCacheDir(), '.lock'), onProgress);
+  const release = await acquireLock(join(imageCacheDir(), '.lock'), onProgress, 'image build');
   try {
     await cleanup();
     return await fn();

@@ -1,0 +1,3 @@
+module swarm.local/probe
+
+go 1.22
