@@ -1,7 +1,7 @@
 // The worker's reports: one JSON log line per job it starts or stops, plus one
 // when the process starts and one when it is done stopping. They are what the
 // worker actually ran, observed, not what the ConfigMap said it should run;
-// the coverage recorder (test/support/coverage) rebuilds each job's owners from
+// the coverage recorder (test/support/coverage-recorder) rebuilds each job's owners from
 // them. Format (one pino line each; documented in examples/worker/README.md):
 //
 //   {"time":"<ISO-8601>","event":"job.started","job":"stream:a","version":4,"configVersion":4,"pod":"swarm-worker-0","uid":"…",…}
