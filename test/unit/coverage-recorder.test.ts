@@ -72,6 +72,7 @@ describe('the recorder reading a reference worker (local process)', () => {
       ['stream:b', ['local-0']],
       ['stream:c', ['local-0']],
     ]);
+    expect(recorder.running()).toEqual({ byPod: { 'swarm-worker-0': ['stream:b', 'stream:c'] }, duplicated: [] });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

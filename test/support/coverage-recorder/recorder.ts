@@ -52,6 +52,22 @@ export class CoverageRecorder {
   ownersAt(t = Date.now()): Map<string, string[]> {
     return ownersAt(this.ownerships(), t);
   }
+
+  /**
+   * What runs at `t` (default now), by the workers' own reports: pod name → its
+   * jobs, sorted (the shape of an Assignment), and the jobs run by more than one source.
+   */
+  running(t = Date.now()): { byPod: Record<string, string[]>; duplicated: string[] } {
+    const podOf = new Map(this.reports.map((r) => [r.source, r.pod ?? r.source]));
+    const byPod: Record<string, string[]> = {};
+    const duplicated: string[] = [];
+    for (const [job, sources] of this.ownersAt(t)) {
+      if (sources.length > 1) duplicated.push(job);
+      for (const source of sources) (byPod[podOf.get(source) ?? source] ??= []).push(job);
+    }
+    for (const jobs of Object.values(byPod)) jobs.sort();
+    return { byPod, duplicated: duplicated.sort() };
+  }
 }
 
 /** Splits a byte stream into lines for `onLine`; a last line without a newline is kept too. */
