@@ -1,39 +1,68 @@
-// `npm test` needs what npm cannot install: Go (to build the pinned control
-// plane on first use), openssl (its certificates) and Debian's Chromium (the
-// introspection page's browser test). This checks for them and installs the
-// Debian packages through apt when it can (root on Debian), so the README's
-// test command works on a fresh machine.
+// `npm test` and the local cluster need what npm cannot install: Go (to build
+// the pinned cluster on first use) and a few Debian packages. This checks for
+// them and installs the missing packages through apt when it can (root on
+// Debian), so the README's commands work on a fresh machine. `npm test` runs
+// it as the `pretest` hook; startCluster calls ensureHostPackages itself, so
+// `npm run cluster:up` and `npm start` need nothing installed by hand.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-const say = (line: string) => process.stdout.write(`prereqs: ${line}\n`);
-const canApt = has('apt-get') && process.getuid?.() === 0;
-let updated = false;
-
-function run(cmd: string, args: string[]): void {
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+/** A Debian package, present when `check` (a command, or an absolute path) exists. */
+export interface HostPackage {
+  readonly check: string;
+  readonly pkg: string;
+  readonly why: string;
 }
 
-/** Installs a Debian package if the command is missing; false when it can't. */
-function ensure(command: string, pkg: string, why: string): boolean {
-  if (has(command)) return true;
+/** What the local cluster needs (control plane and real node). */
+export const CLUSTER_PACKAGES: readonly HostPackage[] = [
+  { check: 'openssl', pkg: 'openssl', why: 'the local cluster generates its certificates with it' },
+  { check: 'ip', pkg: 'iproute2', why: "the real node's bridge and routes" },
+  { check: '/usr/sbin/runc', pkg: 'runc', why: "the real node's container runtime" },
+  { check: '/usr/lib/cni/bridge', pkg: 'containernetworking-plugins', why: "the real node's pod network (bridge, host-local, portmap)" },
+  { check: 'iptables', pkg: 'iptables', why: "kube-proxy's service rules" },
+  { check: 'conntrack', pkg: 'conntrack', why: 'kube-proxy flushes stale UDP service entries with it' },
+  { check: 'gcc', pkg: 'gcc', why: 'the pause image is compiled from the kubernetes sources' },
+  { check: '/usr/lib/x86_64-linux-gnu/libc.a', pkg: 'libc6-dev', why: 'the pause binary is linked statically' },
+];
+
+/** What only the tests need on top. */
+export const TEST_PACKAGES: readonly HostPackage[] = [
+  { check: 'chromium', pkg: 'chromium', why: 'the introspection page is tested in it' },
+];
+
+const has = (check: string): boolean =>
+  check.startsWith('/') ? existsSync(check) : spawnSync('sh', ['-c', `command -v ${check}`], { stdio: 'ignore' }).status === 0;
+const say = (line: string) => process.stderr.write(`prereqs: ${line}\n`);
+
+/** Installs the missing packages of `packages` with apt (once per machine); false when it can't. */
+export function ensureHostPackages(packages: readonly HostPackage[] = CLUSTER_PACKAGES): boolean {
+  const missing = packages.filter((p) => !has(p.check));
+  if (missing.length === 0) return true;
+  const canApt = has('apt-get') && process.getuid?.() === 0;
   if (!canApt) {
-    say(`${command} is not installed (${why}): install the Debian package ${pkg}.`);
+    for (const p of missing) say(`${p.check} is missing (${p.why}): install the Debian package ${p.pkg}.`);
     return false;
   }
-  say(`installing ${pkg} (${why}), once`);
-  if (!updated) run('apt-get', ['update', '-qq']);
-  updated = true;
-  run('apt-get', ['install', '-y', '-qq', pkg]);
+  for (const p of missing) say(`installing ${p.pkg} (${p.why}), once`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '-qq', ...missing.map((p) => p.pkg)], { stdio: ['ignore', 'inherit', 'inherit'], env }).status === 0;
+  // A fresh machine may have no package lists yet: update and retry once.
+  if (!install()) {
+    spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], env });
+    if (!install()) throw new Error(`apt-get install ${missing.map((p) => p.pkg).join(' ')} failed`);
+  }
   return true;
 }
 
-let missing = 0;
-if (!has('go')) {
-  say('Go is not installed: the integration tests build kube-apiserver, etcd, KWOK and the Knative adapter from pinned Go modules. Install Go ≥ 1.24.');
-  missing += 1;
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  let missing = 0;
+  if (!has('go')) {
+    say('Go is not installed: the tests build the local cluster (kube-apiserver, etcd, containerd, kubelet, KWOK, …) from pinned Go modules. Install Go ≥ 1.26.');
+    missing += 1;
+  }
+  if (!ensureHostPackages([...CLUSTER_PACKAGES, ...TEST_PACKAGES])) missing += 1;
+  process.exit(missing ? 1 : 0);
 }
-if (!ensure('openssl', 'openssl', 'the local control plane generates its certificates with it')) missing += 1;
-if (!ensure('chromium', 'chromium', 'the introspection page is tested in it')) missing += 1;
-process.exit(missing ? 1 : 0);

@@ -1,16 +1,26 @@
 // Builds the control plane binaries from pinned Go modules (through the Go
 // module proxy) into a cache outside the clone, once. Each tool has its own
-// scratch Go module under <cache>/src/<tool>; a per-tool marker file is
+// scratch Go module under <cache>/<tool dir>/src; a per-tool marker file is
 // written only after all of its binaries are in place, so an interrupted
-// build is resumed rather than trusted.
-import { spawn } from 'node:child_process';
+// build is resumed rather than trusted. Each tool is cached under its own key
+// (recipe.ts toolCacheKey), so adding or bumping one never rebuilds another.
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pins, ToolId, ToolSpec } from './recipe.js';
-import { KWOK_STAGE_FILES, KWOK_STAGE_ROOT, cacheKey, goBuildArgs, parseGoMod, renderToolGoMod, toolSpecs } from './recipe.js';
+import type { BinarySpec, Pins, ToolId, ToolSpec } from './recipe.js';
+import {
+  KWOK_STAGE_FILES,
+  KWOK_STAGE_ROOT,
+  binaryFingerprint,
+  goBuildArgs,
+  parseGoMod,
+  renderToolGoMod,
+  toolCacheKey,
+  toolSpecs,
+} from './recipe.js';
 
 export type ProgressFn = (line: string) => void;
 
@@ -26,8 +36,27 @@ export function cacheRoot(): string {
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'swarm');
 }
 
-export function cacheDir(pins: Pins = readPins()): string {
-  return join(cacheRoot(), cacheKey(pins));
+/** The Go toolchain's version (`go env GOVERSION`), part of every tool's cache key. */
+let goVersionMemo: string | undefined;
+export function goVersion(): string {
+  if (goVersionMemo) return goVersionMemo;
+  try {
+    goVersionMemo = execFileSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error('the Go toolchain (`go`) is needed to build the local cluster; install Go ≥ 1.26');
+  }
+  return goVersionMemo;
+}
+
+/** Where one tool is built and cached: `<cache root>/<tool>-<version>-<hash of its own recipe>/`. */
+export function toolDir(tool: ToolSpec, pins: Pins = readPins()): string {
+  return join(cacheRoot(), toolCacheKey(pins, tool, goVersion()));
+}
+
+function toolSpec(id: ToolId, pins: Pins = readPins()): ToolSpec {
+  const tool = toolSpecs(pins).find((t) => t.id === id);
+  if (!tool) throw new Error(`unknown tool ${id}`);
+  return tool;
 }
 
 export type BinaryName =
@@ -36,17 +65,33 @@ export type BinaryName =
   | 'kube-controller-manager'
   | 'kube-scheduler'
   | 'kubectl'
+  | 'kubelet'
+  | 'kube-proxy'
   | 'kwok'
-  | 'apiserver_receive_adapter';
+  | 'apiserver_receive_adapter'
+  | 'containerd'
+  | 'ctr'
+  | 'containerd-shim-runc-v2'
+  | 'coredns';
 
-/** Absolute path of a built binary (it exists once `ensureBuilt` has returned). */
+/** Absolute path of a built binary (it exists once `ensureBuilt` has returned for its tool). */
 export function binPath(name: BinaryName): string {
-  return join(cacheDir(), 'bin', name);
+  const pins = readPins();
+  const tool = toolSpecs(pins).find((t) => t.binaries.some((b) => b.name === name));
+  if (!tool) throw new Error(`no tool builds ${name}`);
+  return join(toolDir(tool, pins), 'bin', name);
+}
+
+/** The pinned k8s.io/kubernetes module's source directory in the Go module cache (after the kubernetes build). */
+export async function kubernetesModuleDir(onProgress: ProgressFn = stderrProgress): Promise<string> {
+  const tool = toolSpec('kubernetes');
+  const downloaded = await downloadModule(tool, join(toolDir(tool), 'src'), onProgress);
+  return downloaded.Dir;
 }
 
 /** Directory holding the KWOK Stage definitions copied from the pinned kwok module. */
 export function kwokStagesDir(): string {
-  return join(cacheDir(), 'kwok-stages');
+  return join(toolDir(toolSpec('kwok')), 'kwok-stages');
 }
 
 /** Absolute paths of the KWOK stage files a cluster runs. */
@@ -55,75 +100,123 @@ export function kwokStageFiles(): string[] {
 }
 
 /** The tools a running cluster needs; the ApiServerSource adapter is built on demand. */
-export const CLUSTER_TOOLS: readonly ToolId[] = ['etcd', 'kubernetes', 'kwok'];
+export const CLUSTER_TOOLS: readonly ToolId[] = ['etcd', 'kubernetes', 'kwok', 'containerd', 'coredns'];
 export const ALL_TOOLS: readonly ToolId[] = [...CLUSTER_TOOLS, 'knative'];
 
-const stderrProgress: ProgressFn = (line) => process.stderr.write(`[controlplane] ${line}\n`);
+export const stderrProgress: ProgressFn = (line) => process.stderr.write(`[controlplane] ${line}\n`);
+
+/** What `<tool dir>/done.json` records: written only once every listed binary is in place. */
+interface Marker {
+  readonly module: string;
+  readonly version: string;
+  readonly builtAt: string;
+  /** Binary name → its `binaryFingerprint` when built. */
+  readonly binaries: Readonly<Record<string, string>>;
+}
+
+function readMarker(dir: string): Marker | undefined {
+  try {
+    return JSON.parse(readFileSync(markerPath(dir), 'utf8')) as Marker;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The binaries of `tool` not (or differently) built in `dir`. */
+function missingBinaries(dir: string, tool: ToolSpec): BinarySpec[] {
+  const marker = readMarker(dir);
+  return tool.binaries.filter(
+    (b) => marker?.binaries?.[b.name] !== binaryFingerprint(b) || !existsSync(join(dir, 'bin', b.name)),
+  );
+}
+
+function complete(dir: string, tool: ToolSpec): boolean {
+  return (
+    missingBinaries(dir, tool).length === 0 &&
+    (tool.id !== 'kwok' || KWOK_STAGE_FILES.every((file) => existsSync(join(dir, 'kwok-stages', file))))
+  );
+}
 
 /**
- * Builds whatever of `tools` is not in the cache yet and returns the cache's
- * bin directory. Safe to call concurrently from several processes: a lock
- * directory per tool serialises the builders of that tool.
+ * Builds whatever of `tools` is not in the cache yet (in that order) and
+ * returns the path of every binary of those tools. Safe to call concurrently
+ * from several processes: a lock directory per tool serialises its builders.
  */
 export async function ensureBuilt(
   onProgress: ProgressFn = stderrProgress,
   tools: readonly ToolId[] = CLUSTER_TOOLS,
-): Promise<string> {
+): Promise<Record<string, string>> {
   const pins = readPins();
-  const dir = cacheDir(pins);
-  const wanted = toolSpecs(pins).filter((tool) => tools.includes(tool.id));
-  const complete = (tool: ToolSpec): boolean =>
-    existsSync(markerPath(dir, tool.id)) &&
-    (tool.id !== 'kwok' || KWOK_STAGE_FILES.every((file) => existsSync(join(dir, 'kwok-stages', file))));
-  const missing = (): ToolSpec[] => wanted.filter((tool) => !complete(tool));
-  if (missing().length === 0) return join(dir, 'bin');
+  const wanted = tools.map((id) => toolSpec(id, pins));
+  const paths = Object.fromEntries(
+    wanted.flatMap((tool) => tool.binaries.map((b) => [b.name, join(toolDir(tool, pins), 'bin', b.name)])),
+  );
+  const missing = wanted.filter((tool) => !complete(toolDir(tool, pins), tool));
+  if (missing.length === 0) return paths;
 
-  await mkdir(dir, { recursive: true });
   await assertGoAvailable();
-  onProgress(`building ${missing().map((t) => t.id).join(', ')} into ${dir} (a cold build takes many minutes)`);
-  for (const tool of missing()) {
+  onProgress(
+    `building ${missing.map((t) => t.id).join(', ')} into ${cacheRoot()} (a cold build takes many minutes)`,
+  );
+  for (const tool of missing) {
+    const dir = toolDir(tool, pins);
+    await mkdir(dir, { recursive: true });
     // One lock per tool: another process may be building a different tool.
-    const release = await acquireLock(join(dir, `.lock-${tool.id}`), onProgress);
+    const release = await acquireLock(join(dir, '.lock'), onProgress, `${tool.id} build`);
     try {
-      if (!complete(tool)) await buildTool(pins, dir, tool, onProgress);
+      if (!complete(dir, tool)) await buildTool(pins, dir, tool, onProgress);
     } finally {
       await release();
     }
   }
-  return join(dir, 'bin');
+  return paths;
 }
 
-function markerPath(dir: string, id: ToolId): string {
-  return join(dir, `${id}.done`);
+function markerPath(dir: string): string {
+  return join(dir, 'done.json');
 }
 
-async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: ProgressFn): Promise<void> {
-  const started = Date.now();
-  const src = join(dir, 'src', tool.id);
-  const bin = join(dir, 'bin');
+interface DownloadedModule {
+  readonly GoMod: string;
+  readonly Dir: string;
+}
+
+async function downloadModule(tool: ToolSpec, src: string, onProgress: ProgressFn): Promise<DownloadedModule> {
   await mkdir(src, { recursive: true });
-  await mkdir(bin, { recursive: true });
-
-  // The upstream go.mod says which Go version, godebug defaults and replace
-  // directives the tool needs; read it from the module cache via the proxy.
-  await writeFile(join(src, 'go.mod'), `module swarm.local/controlplane/${tool.id}\n\ngo 1.22\n`);
+  if (!existsSync(join(src, 'go.mod'))) {
+    await writeFile(join(src, 'go.mod'), `module swarm.local/controlplane/${tool.id}\n\ngo 1.22\n`);
+  }
   const downloaded = JSON.parse(
     await go(['mod', 'download', '-json', `${tool.module}@${tool.version}`], src, onProgress),
   ) as { GoMod?: string; Dir?: string; Error?: string };
   if (downloaded.Error || !downloaded.GoMod || !downloaded.Dir) {
     throw new Error(`go mod download ${tool.module}@${tool.version}: ${downloaded.Error ?? 'no go.mod'}`);
   }
+  return { GoMod: downloaded.GoMod, Dir: downloaded.Dir };
+}
+
+async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: ProgressFn): Promise<void> {
+  const started = Date.now();
+  const src = join(dir, 'src');
+  const bin = join(dir, 'bin');
+  await mkdir(bin, { recursive: true });
+
+  // The upstream go.mod says which Go version, godebug defaults and replace
+  // directives the tool needs; read it from the module cache via the proxy.
+  const downloaded = await downloadModule(tool, src, onProgress);
   const upstream = parseGoMod(await readFile(downloaded.GoMod, 'utf8'));
   await writeFile(join(src, 'go.mod'), renderToolGoMod(tool, upstream));
   onProgress(`${tool.id}: resolving dependencies of ${tool.module}@${tool.version}`);
   await go(['mod', 'tidy'], src, onProgress);
 
-  for (const binary of tool.binaries) {
+  const built: Record<string, string> = { ...(readMarker(dir)?.binaries ?? {}) };
+  for (const binary of missingBinaries(dir, tool)) {
     const binaryStarted = Date.now();
     onProgress(`${tool.id}: compiling ${binary.name} …`);
     const tmp = join(bin, `.${binary.name}.tmp`);
-    await go(goBuildArgs(pins, tool, binary, tmp), src, onProgress, binary.name);
+    await go(goBuildArgs(pins, tool, binary, tmp), src, onProgress, binary.name, binary.env);
     await rename(tmp, join(bin, binary.name));
+    built[binary.name] = binaryFingerprint(binary);
     onProgress(`${tool.id}: ${binary.name} built in ${seconds(binaryStarted)}`);
   }
 
@@ -137,10 +230,8 @@ async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: Pr
     });
   }
 
-  await writeFile(
-    markerPath(dir, tool.id),
-    JSON.stringify({ module: tool.module, version: tool.version, builtAt: new Date().toISOString() }) + '\n',
-  );
+  const marker: Marker = { module: tool.module, version: tool.version, builtAt: new Date().toISOString(), binaries: built };
+  await writeFile(markerPath(dir), JSON.stringify(marker, null, 2) + '\n');
   onProgress(`${tool.id}: done in ${seconds(started)}`);
 }
 
@@ -160,14 +251,20 @@ async function assertGoAvailable(): Promise<void> {
  * Runs `go` and returns stdout. While a long compile runs, prints a heartbeat
  * so that a cold build never looks hung.
  */
-function go(args: string[], cwd: string, onProgress: ProgressFn, label?: string): Promise<string> {
+function go(
+  args: string[],
+  cwd: string,
+  onProgress: ProgressFn,
+  label?: string,
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn('go', args, {
       cwd,
       // -mod=mod lets the scratch module update go.sum; GOFLAGS from the
       // caller (e.g. -buildvcs=false) are kept.
-      env: { ...process.env, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod`.trim() },
+      env: { ...process.env, ...extraEnv, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod`.trim() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -190,7 +287,7 @@ function go(args: string[], cwd: string, onProgress: ProgressFn, label?: string)
 }
 
 /** A lock directory holding the owner's pid; a lock left by a dead process is taken over. */
-async function acquireLock(path: string, onProgress: ProgressFn): Promise<() => Promise<void>> {
+export async function acquireLock(path: string, onProgress: ProgressFn, what: string): Promise<() => Promise<void>> {
   let announced = false;
   for (;;) {
     try {
@@ -206,7 +303,7 @@ async function acquireLock(path: string, onProgress: ProgressFn): Promise<() => 
       continue;
     }
     if (!announced) {
-      onProgress(`waiting for another build (pid ${owner || '?'}) to finish`);
+      onProgress(`waiting for another ${what} (pid ${owner || '?'}) to finish`);
       announced = true;
     }
     await new Promise((resolve) => setTimeout(resolve, 2000));

@@ -1,18 +1,19 @@
 // `npm run cluster:up | cluster:down | cluster:status`: the long-lived local
 // cluster under .swarm/. `up` starts detached processes and returns.
-import { mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { binPath, clusterStatus, defaultWorkDir, ensureBuilt, repoRoot, startCluster, stopCluster } from './cluster.js';
+import { diffSnapshots, takeSnapshot } from './host-state.js';
+import { NODE_LOCK_DIR, cleanupNode, nodeHeldBy, nodeLeftovers } from './node.js';
 
 /** `.swarm/bin/<tool>` links to the cached binaries, for `PATH=$PWD/.swarm/bin:$PATH`. */
 async function linkBinaries(): Promise<string> {
-  const cacheBin = await ensureBuilt();
+  const binaries = await ensureBuilt();
   const linkDir = join(defaultWorkDir, 'bin');
   await mkdir(linkDir, { recursive: true });
-  for (const name of await readdir(cacheBin)) {
-    if (name.startsWith('.')) continue;
+  for (const [name, path] of Object.entries(binaries)) {
     await rm(join(linkDir, name), { force: true });
-    await symlink(join(cacheBin, name), join(linkDir, name));
+    await symlink(path, join(linkDir, name));
   }
   return linkDir;
 }
@@ -22,6 +23,26 @@ async function main(command: string | undefined): Promise<number> {
     case 'build':
       process.stdout.write(`binaries in ${await linkBinaries()}\n`);
       return 0;
+    case 'node-cleanup': {
+      // The watchdog's last step: the real node of a cluster whose owner died.
+      const workDir = process.argv[3] ?? defaultWorkDir;
+      if (!nodeHeldBy(workDir)) {
+        process.stdout.write(`the real node (${NODE_LOCK_DIR}) is not held by ${workDir}: nothing to clean\n`);
+        return 0;
+      }
+      await cleanupNode((line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`cleaned up the real node of ${workDir}\n`);
+      return 0;
+    }
+    case 'cleanup-check': {
+      // By hand: a throwaway cluster with a real node, then a before/after diff of the machine.
+      const before = takeSnapshot();
+      const cluster = await startCluster({ workDir: join(defaultWorkDir, `cleanup-check-${process.pid}`), ephemeral: true, ownerPid: process.pid });
+      await cluster.stop();
+      const left = [...diffSnapshots(before, takeSnapshot()), ...(await nodeLeftovers())];
+      process.stdout.write(left.length ? `left behind:\n${left.join('\n')}\n` : 'the machine is as it was before the cluster started\n');
+      return left.length ? 1 : 0;
+    }
     case 'up': {
       // Ctrl-C while starting: stop what was started (the state file is written as it goes).
       process.once('SIGINT', () => {
@@ -56,7 +77,7 @@ async function main(command: string | undefined): Promise<number> {
       return status.components.every((c) => c.healthy) ? 0 : 1;
     }
     default:
-      process.stderr.write('usage: tsx test/controlplane/cli.ts build|up|down|status\n');
+      process.stderr.write('usage: tsx test/controlplane/cli.ts build|up|down|status|cleanup-check|node-cleanup [workDir]\n');
       return 2;
   }
 }

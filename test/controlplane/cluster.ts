@@ -1,17 +1,21 @@
-// A real, local Kubernetes control plane for development and integration
-// tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-// kwok (fake nodes whose pods become Running and Ready), on loopback ports,
-// built from pinned Go modules by build.ts.
+// A real, local Kubernetes cluster for development and integration tests:
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a real node
+// (containerd, kubelet, kube-proxy, CoreDNS as a pod) and kwok (tainted fake
+// nodes whose pods become Running and Ready without running anything), built
+// from pinned Go modules by build.ts.
 //
 // API:
 //   ensureBuilt(onProgress?)            build the binaries once (cached)
 //   startCluster(opts?) -> Cluster      start a cluster, resolve when nodes are Ready
+//   importImages(archives, workDir?)    import OCI archives into the real node's containerd
 //   stopCluster(workDir?)               stop the cluster recorded under workDir
 //   clusterStatus(workDir?)             probe the cluster recorded under workDir
 //   binPath(name)                       absolute path of a built binary (e.g. kubectl)
 //   startApiServerSourceAdapter(opts)   the real Knative ApiServerSource adapter (adapter.ts)
 import { spawn } from 'node:child_process';
 import type { OutgoingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import { hostname } from 'node:os';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
@@ -20,7 +24,7 @@ import { freeLoopbackPorts } from './ports.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';
-import type { ClusterState, ComponentInputs, ComponentSpec, Health, Ports } from './components.js';
+import type { ClusterState, ComponentInputs, ComponentSpec, Health, NodeInputs, Ports } from './components.js';
 import {
   PORT_NAMES,
   apiServerUrl,
@@ -31,9 +35,28 @@ import {
   renderKubeconfig,
   startStages,
 } from './components.js';
-import { CLIENT_IDENTITIES, base64File, generatePki } from './pki.js';
+import type { ClientIdentity } from './pki.js';
+import { CLIENT_IDENTITIES, base64File, generatePki, nodeIdentities } from './pki.js';
+import type { ImageArchive } from './images.js';
+import { ensureNodeImages } from './images.js';
+import {
+  KUBELET_PORT,
+  NODE_IP,
+  REAL_NODE_LABEL,
+  containerdConfig,
+  coreDnsObjects,
+  createPath,
+  kubeProxyConfig,
+  kubeletConfig,
+  nodeLayout,
+} from './node-config.js';
+import { ensureHostPackages } from '../prereqs.js';
+import { acquireNodeLock, cleanupNode, importImageArchives, nodeHeldBy, prepareHost, recordNodePids } from './node.js';
 
 export { binPath, ensureBuilt } from './build.js';
+export type { ImageArchive } from './images.js';
+export { FAKE_NODE_SELECTOR, FAKE_NODE_TOLERATION } from './components.js';
+export { REAL_NODE_LABEL } from './node-config.js';
 export { startApiServerSourceAdapter } from './adapter.js';
 export type { AdapterOptions, EventMode, RunningAdapter, WatchedResource } from './adapter.js';
 export type { ClusterState } from './components.js';
@@ -56,25 +79,57 @@ export interface StartOptions {
    */
   ownerPid?: number;
   onProgress?: (line: string) => void;
-  /** How long to wait for the cluster to become usable (default 120 s). */
+  /** How long to wait for the cluster to become usable (default 180 s). */
   readyTimeoutMs?: number;
+  /**
+   * Run a real node (containerd, kubelet, kube-proxy, CoreDNS): default true
+   * unless SWARM_REAL_NODE=0. Needs root; one per machine (others wait).
+   */
+  realNode?: boolean;
+  /** The kubelet's `syncFrequency` (e.g. '10s'); default the kubelet's own (1m). */
+  syncFrequency?: string;
+  /** How long to wait for another cluster's real node to be released (default 10 min). */
+  nodeLockTimeoutMs?: number;
 }
 
 export interface Cluster {
   readonly kubeconfigPath: string;
   readonly server: string;
   readonly workDir: string;
+  /** The real node's name, if the cluster has one. */
+  readonly realNode?: string;
+  /** Imports OCI image archives into the real node's containerd (for `imagePullPolicy: Never` pods). */
+  importImages(archives: readonly ImageArchive[]): Promise<void>;
   stop(): Promise<void>;
 }
+
+const wantsRealNode = (options: StartOptions): boolean => options.realNode ?? process.env.SWARM_REAL_NODE !== '0';
 
 export async function startCluster(options: StartOptions = {}): Promise<Cluster> {
   const onProgress = options.onProgress ?? ((line: string) => process.stderr.write(`[controlplane] ${line}\n`));
   const started = Date.now();
+  const realNode = wantsRealNode(options);
+  if (!ensureHostPackages()) throw new Error('the local cluster needs the Debian packages listed above');
+  if (realNode && process.getuid?.() !== 0) {
+    throw new Error('the real node (containerd, kubelet, CNI bridge, iptables) needs root; start without it with SWARM_REAL_NODE=0');
+  }
   await ensureBuilt(onProgress);
+  const images = realNode ? await ensureNodeImages(onProgress) : undefined;
   const l = layout(resolve(options.workDir ?? defaultWorkDir));
   const existing = await readState(l.workDir);
   if (existing && existing.processes.some((p) => isAlive(p.pid))) {
     throw new Error(`a cluster is already running in ${l.workDir} (run \`npm run cluster:down\` first)`);
+  }
+  const nodeName = realNode ? hostname().toLowerCase() : undefined;
+  const n = nodeLayout();
+  if (realNode) {
+    await acquireNodeLock(l.workDir, onProgress, options.nodeLockTimeoutMs ?? 10 * 60_000);
+    try {
+      await prepareHost(n);
+    } catch (error) {
+      await cleanupNode(onProgress, n);
+      throw error;
+    }
   }
   // A fresh cluster every time: old etcd data would carry objects from a
   // previous run with certificates that no longer exist.
@@ -82,11 +137,12 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   await mkdir(l.logDir, { recursive: true });
   await mkdir(l.etcdDir, { recursive: true, mode: 0o700 });
 
-  const pki = await generatePki(l.pkiDir);
+  const pki = await generatePki(l.pkiDir, nodeName ? { name: nodeName, ip: NODE_IP } : undefined);
   const ports = await freePorts();
-  const server = apiServerUrl(ports);
+  const apiServerHost = realNode ? NODE_IP : '127.0.0.1';
+  const server = apiServerUrl(ports, apiServerHost);
   const caData = await base64File(pki.caCert);
-  const writeIdentityKubeconfig = async (identity: (typeof CLIENT_IDENTITIES)[keyof typeof CLIENT_IDENTITIES], path: string) => {
+  const writeIdentityKubeconfig = async (identity: ClientIdentity, path: string) => {
     const { cert, key } = pki.cert(identity);
     await writeFile(
       path,
@@ -103,6 +159,49 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   await writeIdentityKubeconfig(CLIENT_IDENTITIES.controllerManager, kubeconfigs.controllerManager);
   await writeIdentityKubeconfig(CLIENT_IDENTITIES.scheduler, kubeconfigs.scheduler);
 
+  let node: NodeInputs | undefined;
+  if (nodeName && images) {
+    const ids = nodeIdentities(nodeName);
+    const kubeletKubeconfig = join(l.dataDir, 'kubelet.kubeconfig');
+    const kubeProxyKubeconfig = join(l.dataDir, 'kube-proxy.kubeconfig');
+    await writeIdentityKubeconfig(ids.kubelet, kubeletKubeconfig);
+    await writeIdentityKubeconfig(ids.kubeProxy, kubeProxyKubeconfig);
+    await writeFile(n.containerdConfig, containerdConfig(n, images.pause.name));
+    await writeFile(
+      n.kubeletConfig,
+      kubeletConfig({
+        layout: n,
+        caCert: pki.caCert,
+        servingCert: pki.kubeletServing.cert,
+        servingKey: pki.kubeletServing.key,
+        healthzPort: ports.kubeletHealthz,
+        ...(options.syncFrequency ? { syncFrequency: options.syncFrequency } : {}),
+      }),
+    );
+    await writeFile(
+      n.kubeProxyConfig,
+      kubeProxyConfig({
+        kubeconfig: kubeProxyKubeconfig,
+        nodeName,
+        healthzPort: ports.kubeProxyHealthz,
+        metricsPort: ports.kubeProxyMetrics,
+      }),
+    );
+    node = {
+      nodeName,
+      nodeIp: NODE_IP,
+      kubeletPort: KUBELET_PORT,
+      containerdConfig: n.containerdConfig,
+      containerdSocket: n.containerdSocket,
+      kubeletConfig: n.kubeletConfig,
+      kubeletRoot: n.kubeletRoot,
+      kubeProxyConfig: n.kubeProxyConfig,
+      kubeletKubeconfig,
+      kubeletClient: pki.cert(ids.apiServerKubeletClient),
+      labels: { [REAL_NODE_LABEL]: 'true' },
+    };
+  }
+
   const inputs: ComponentInputs = {
     ports,
     layout: l,
@@ -110,6 +209,8 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     kwokStageFiles: kwokStageFiles(),
     pki,
     kubeconfigs,
+    apiServerHost,
+    ...(node ? { node } : {}),
   };
   const admin = { ca: await readFile(pki.caCert), ...(await readPair(pki.cert(CLIENT_IDENTITIES.admin))) };
 
@@ -124,8 +225,9 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     processes,
     startedAt: new Date(started).toISOString(),
     ephemeral: options.ephemeral ?? false,
+    ...(nodeName ? { realNode: nodeName } : {}),
   });
-  const deadline = started + (options.readyTimeoutMs ?? 120_000);
+  const deadline = started + (options.readyTimeoutMs ?? 180_000);
   const timings: string[] = [`certificates ${((Date.now() - started) / 1000).toFixed(1)}s`];
   const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
   // The watchdog reads the process groups from a file we append to as we
@@ -135,6 +237,10 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
   if (options.ownerPid) watchdogPid = startWatchdog(options.ownerPid, groupsFile, state());
   try {
     for (const stage of startStages(inputs)) {
+      if (images && stage.some((spec) => spec.name === 'kubelet')) {
+        await importImageArchives([images.pause, images.coredns], onProgress, n);
+        timings.push(`images imported ${elapsed()}`);
+      }
       for (const spec of stage) {
         const pid = launch(spec, l.logDir);
         await appendFile(groupsFile, `${pid}\n`);
@@ -144,14 +250,31 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
       }
       await Promise.all(stage.map((spec) => waitHealthy(spec, processes, admin, deadline, l.logDir)));
       timings.push(`${stage.map((spec) => spec.name).join('+')} ${elapsed()}`);
+      if (nodeName) await recordNodePids(processes.map((p) => p.pid));
     }
     const nodeCount = options.nodes ?? 2;
     for (let i = 0; i < nodeCount; i++) await kubeRequest(server, admin, 'POST', '/api/v1/nodes', fakeNode(i));
-    await waitFor('fake nodes Ready', deadline, async () => {
-      const list = (await kubeRequest(server, admin, 'GET', '/api/v1/nodes')) as { items: Parameters<typeof nodeSchedulable>[0][] };
-      return list.items.filter(nodeSchedulable).length >= nodeCount;
+    await waitFor('nodes Ready', deadline, async () => {
+      const list = (await kubeRequest(server, admin, 'GET', '/api/v1/nodes')) as {
+        items: (Parameters<typeof nodeSchedulable>[0] & { metadata: { name: string } })[];
+      };
+      const ready = list.items.filter(nodeSchedulable);
+      return ready.length >= nodeCount + (nodeName ? 1 : 0) && (!nodeName || ready.some((node) => node.metadata.name === nodeName));
     });
     timings.push(`nodes Ready ${elapsed()}`);
+    if (images) {
+      onProgress(`real node ${nodeName} Ready; starting CoreDNS on it`);
+      for (const object of coreDnsObjects(images.coredns.name)) {
+        await kubeRequest(server, admin, 'POST', createPath(object as Parameters<typeof createPath>[0]), object);
+      }
+      await waitFor('CoreDNS Ready', deadline, async () => {
+        const deployment = (await kubeRequest(server, admin, 'GET', '/apis/apps/v1/namespaces/kube-system/deployments/coredns')) as {
+          status?: { readyReplicas?: number };
+        };
+        return (deployment.status?.readyReplicas ?? 0) >= 1;
+      });
+      timings.push(`CoreDNS Ready ${elapsed()}`);
+    }
     // Pods need their namespace's default ServiceAccount: proves the
     // controller manager is acting, not just alive.
     await waitFor('default ServiceAccount', deadline, async () =>
@@ -159,14 +282,33 @@ export async function startCluster(options: StartOptions = {}): Promise<Cluster>
     );
   } catch (error) {
     await stopProcesses(state());
+    if (nodeName) await cleanupNode(onProgress, n);
     throw error;
   }
   onProgress(
-    `cluster up in ${elapsed()}: ${server} (kubeconfig ${l.kubeconfig}, ${fakeNodeName(0)}…) [healthy at: ${timings.join(', ')}]`,
+    `cluster up in ${elapsed()}: ${server} (kubeconfig ${l.kubeconfig}, ${nodeName ? `real node ${nodeName}, ` : ''}${fakeNodeName(0)}…) [healthy at: ${timings.join(', ')}]`,
   );
-  return { kubeconfigPath: l.kubeconfig, server, workDir: l.workDir, stop: async () => {
-    await stopCluster(l.workDir);
-  } };
+  return {
+    kubeconfigPath: l.kubeconfig,
+    server,
+    workDir: l.workDir,
+    ...(nodeName ? { realNode: nodeName } : {}),
+    importImages: (archives) => importImages(archives, l.workDir, onProgress),
+    stop: async () => {
+      await stopCluster(l.workDir);
+    },
+  };
+}
+
+/** Imports OCI image archives (e.g. built by buildah) into the real node of the cluster recorded under workDir. */
+export async function importImages(
+  archives: readonly ImageArchive[],
+  workDir: string = defaultWorkDir,
+  onProgress: (line: string) => void = (line) => process.stderr.write(`[controlplane] ${line}\n`),
+): Promise<void> {
+  const state = await readState(workDir);
+  if (!state?.realNode) throw new Error(`the cluster in ${workDir} has no real node to import images into`);
+  await importImageArchives(archives, onProgress);
 }
 
 async function readPair(pair: { cert: string; key: string }): Promise<{ cert: Buffer; key: Buffer }> {
@@ -194,11 +336,19 @@ function startWatchdog(ownerPid: number, groupsFile: string, state: ClusterState
   const cleanup = state.ephemeral ? `rm -rf -- ${shellQuote(state.workDir)}` : ':';
   const signalAll = (signal: string) =>
     `for g in $(cat ${shellQuote(groupsFile)} 2>/dev/null); do kill -${signal} -- -$g 2>/dev/null; done`;
+  // The real node leaves more than processes (mounts, bridge, iptables, sysctls):
+  // the same cleanup as `cluster:down`, run through tsx.
+  const nodeCleanup = state.realNode
+    ? [process.execPath, join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(repoRoot, 'test', 'controlplane', 'cli.ts'), 'node-cleanup', state.workDir]
+        .map(shellQuote)
+        .join(' ') + ` >> ${shellQuote(join(state.workDir, 'logs', 'node-cleanup.log'))} 2>&1`
+    : ':';
   const script = [
     `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done`,
     signalAll('TERM'),
     'sleep 5',
     signalAll('KILL'),
+    nodeCleanup,
     cleanup,
   ].join('; ');
   const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' });
@@ -255,6 +405,15 @@ async function waitFor(what: string, deadline: number, check: () => Promise<bool
 
 /** True when the component answers its health endpoint with 200. */
 export function probe(health: Health, admin?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<boolean> {
+  if (health.kind === 'unix') {
+    return new Promise((resolve) => {
+      const socket = connect(health.path, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+  }
   return new Promise((resolve) => {
     const url = new URL(health.url);
     const options = {
@@ -327,6 +486,7 @@ export async function stopCluster(workDir: string = defaultWorkDir): Promise<str
   // An orderly stop needs no watchdog.
   if (state.watchdogPid) signalGroup(state.watchdogPid, 'SIGKILL');
   const stopped = await stopProcesses(state);
+  if (state.realNode && nodeHeldBy(state.workDir)) await cleanupNode(() => {});
   if (state.ephemeral) await rm(state.workDir, { recursive: true, force: true });
   else await rm(layout(state.workDir).stateFile, { force: true });
   return stopped;

@@ -1,6 +1,7 @@
 // What a local cluster runs, as plain data: the on-disk layout, the command
-// line of each component, how to probe its health, the kubeconfigs, and the
-// fake KWOK nodes. Pure functions; cluster.ts executes them.
+// line of each component (the control plane, KWOK, and the real node's
+// containerd, kubelet and kube-proxy), how to probe its health, the
+// kubeconfigs, and the fake KWOK nodes. Pure functions; cluster.ts executes them.
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Pki } from './pki.js';
@@ -12,6 +13,9 @@ export interface Ports {
   readonly controllerManager: number;
   readonly scheduler: number;
   readonly kwok: number;
+  readonly kubeletHealthz: number;
+  readonly kubeProxyHealthz: number;
+  readonly kubeProxyMetrics: number;
 }
 
 export const PORT_NAMES: readonly (keyof Ports)[] = [
@@ -21,6 +25,9 @@ export const PORT_NAMES: readonly (keyof Ports)[] = [
   'controllerManager',
   'scheduler',
   'kwok',
+  'kubeletHealthz',
+  'kubeProxyHealthz',
+  'kubeProxyMetrics',
 ];
 
 /** Where a cluster keeps its files; everything lives under `workDir`. */
@@ -56,6 +63,26 @@ export interface ComponentInputs {
   readonly pki: Omit<Pki, 'dir' | 'cert'>;
   /** Kubeconfig file per component identity. */
   readonly kubeconfigs: { readonly controllerManager: string; readonly scheduler: string; readonly kwok: string };
+  /** Where the API server listens: loopback, or the real node's bridge address (reachable from pods). */
+  readonly apiServerHost: string;
+  /** The real node's inputs, when the cluster has one. */
+  readonly node?: NodeInputs;
+}
+
+export interface NodeInputs {
+  readonly nodeName: string;
+  readonly nodeIp: string;
+  readonly kubeletPort: number;
+  readonly containerdConfig: string;
+  readonly containerdSocket: string;
+  readonly kubeletConfig: string;
+  readonly kubeletRoot: string;
+  readonly kubeProxyConfig: string;
+  readonly kubeletKubeconfig: string;
+  /** The API server's client certificate towards the kubelet (logs, exec, port-forward). */
+  readonly kubeletClient: { readonly cert: string; readonly key: string };
+  /** Labels the kubelet registers its node with. */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export type Health =
@@ -63,7 +90,9 @@ export type Health =
   /** TLS with a self-signed serving certificate on loopback: only liveness matters. */
   | { readonly kind: 'https-insecure'; readonly url: string }
   /** TLS verified against the cluster CA, authenticated as admin. */
-  | { readonly kind: 'https-admin'; readonly url: string };
+  | { readonly kind: 'https-admin'; readonly url: string }
+  /** A unix socket that accepts connections (containerd's gRPC socket). */
+  | { readonly kind: 'unix'; readonly path: string };
 
 export interface ComponentSpec {
   readonly name: ComponentName;
@@ -72,17 +101,32 @@ export interface ComponentSpec {
   readonly health: Health;
 }
 
-export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
+export type ComponentName =
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kwok'
+  | 'containerd'
+  | 'kubelet'
+  | 'kube-proxy';
 
-/** Annotation by which our kwok picks the nodes it simulates. */
+/** Annotation by which our kwok picks the nodes it simulates; also the key of their taint. */
 export const FAKE_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+/**
+ * KWOK's nodes are tainted: their pods run nothing, so only a pod that asks
+ * for them (this toleration plus the `type: kwok` node selector) lands there.
+ */
+export const FAKE_NODE_TAINT = { key: FAKE_NODE_ANNOTATION, value: 'fake', effect: 'NoSchedule' } as const;
+export const FAKE_NODE_TOLERATION = { key: FAKE_NODE_ANNOTATION, operator: 'Exists', effect: 'NoSchedule' } as const;
+export const FAKE_NODE_SELECTOR = { type: 'kwok' } as const;
 export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
 
 const loopback = '127.0.0.1';
 
-export function apiServerUrl(ports: Ports): string {
-  return `https://${loopback}:${ports.apiserver}`;
+export function apiServerUrl(ports: Ports, host: string = loopback): string {
+  return `https://${host}:${ports.apiserver}`;
 }
 
 export function etcdSpec({ ports, layout: l, bin }: ComponentInputs): ComponentSpec {
@@ -107,14 +151,14 @@ export function etcdSpec({ ports, layout: l, bin }: ComponentInputs): ComponentS
   };
 }
 
-export function apiServerSpec({ ports, bin, pki }: ComponentInputs): ComponentSpec {
+export function apiServerSpec({ ports, bin, pki, apiServerHost, node }: ComponentInputs): ComponentSpec {
   return {
     name: 'kube-apiserver',
     command: bin('kube-apiserver'),
     args: [
       `--etcd-servers=http://${loopback}:${ports.etcdClient}`,
-      `--bind-address=${loopback}`,
-      `--advertise-address=${loopback}`,
+      `--bind-address=${apiServerHost}`,
+      `--advertise-address=${apiServerHost}`,
       `--secure-port=${ports.apiserver}`,
       `--tls-cert-file=${pki.servingCert}`,
       `--tls-private-key-file=${pki.servingKey}`,
@@ -124,12 +168,21 @@ export function apiServerSpec({ ports, bin, pki }: ComponentInputs): ComponentSp
       `--service-account-key-file=${pki.serviceAccountPub}`,
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
       `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
-      // A loopback advertise address cannot be published as the `kubernetes`
-      // Service endpoint; nothing in-cluster needs it here.
-      '--endpoint-reconciler-type=none',
+      ...(node
+        ? [
+            // Logs, exec and port-forward: the API server calls the kubelet
+            // at its InternalIP, verified against the cluster CA.
+            `--kubelet-client-certificate=${node.kubeletClient.cert}`,
+            `--kubelet-client-key=${node.kubeletClient.key}`,
+            `--kubelet-certificate-authority=${pki.caCert}`,
+            '--kubelet-preferred-address-types=InternalIP',
+          ]
+        : // A loopback advertise address cannot be published as the `kubernetes`
+          // Service endpoint; without a real node nothing in-cluster needs it.
+          ['--endpoint-reconciler-type=none']),
       '--profiling=false',
     ],
-    health: { kind: 'https-admin', url: `${apiServerUrl(ports)}/readyz` },
+    health: { kind: 'https-admin', url: `${apiServerUrl(ports, apiServerHost)}/readyz` },
   };
 }
 
@@ -189,12 +242,52 @@ export function kwokSpec({ ports, bin, kubeconfigs, kwokStageFiles }: ComponentI
   };
 }
 
-/** Start order: each stage waits for the previous one to be healthy. */
+export function containerdSpec(node: NodeInputs, bin: (name: string) => string): ComponentSpec {
+  return {
+    name: 'containerd',
+    command: bin('containerd'),
+    args: [`--config=${node.containerdConfig}`, '--log-level=warn'],
+    health: { kind: 'unix', path: node.containerdSocket },
+  };
+}
+
+export function kubeletSpec({ node, bin, ports }: ComponentInputs & { node: NodeInputs }): ComponentSpec {
+  return {
+    name: 'kubelet',
+    command: bin('kubelet'),
+    args: [
+      `--config=${node.kubeletConfig}`,
+      `--kubeconfig=${node.kubeletKubeconfig}`,
+      `--root-dir=${node.kubeletRoot}`,
+      `--hostname-override=${node.nodeName}`,
+      `--node-ip=${node.nodeIp}`,
+      `--node-labels=${Object.entries(node.labels).map(([k, v]) => `${k}=${v}`).join(',')}`,
+    ],
+    health: { kind: 'http', url: `http://${loopback}:${ports.kubeletHealthz}/healthz` },
+  };
+}
+
+export function kubeProxySpec({ node, bin, ports }: ComponentInputs & { node: NodeInputs }): ComponentSpec {
+  return {
+    name: 'kube-proxy',
+    command: bin('kube-proxy'),
+    args: [`--config=${node.kubeProxyConfig}`],
+    health: { kind: 'http', url: `http://${loopback}:${ports.kubeProxyHealthz}/livez` },
+  };
+}
+
+/**
+ * Start order: each stage waits for the previous one to be healthy. With a
+ * real node, containerd starts next to the controllers, and the kubelet and
+ * kube-proxy form a last stage (started after the node's images are imported).
+ */
 export function startStages(inputs: ComponentInputs): ComponentSpec[][] {
+  const { node } = inputs;
   return [
     [etcdSpec(inputs)],
     [apiServerSpec(inputs)],
-    [controllerManagerSpec(inputs), schedulerSpec(inputs), kwokSpec(inputs)],
+    [controllerManagerSpec(inputs), schedulerSpec(inputs), kwokSpec(inputs), ...(node ? [containerdSpec(node, inputs.bin)] : [])],
+    ...(node ? [[kubeletSpec({ ...inputs, node }), kubeProxySpec({ ...inputs, node })]] : []),
   ];
 }
 
@@ -227,7 +320,7 @@ export function fakeNodeName(index: number): string {
   return `kwok-node-${index}`;
 }
 
-/** A Node object for kwok to simulate. Untainted, so ordinary pods schedule onto it. */
+/** A Node object for kwok to simulate, tainted so that only pods that ask for it land there. */
 export function fakeNode(index: number): object {
   const name = fakeNodeName(index);
   return {
@@ -237,12 +330,13 @@ export function fakeNode(index: number): object {
       name,
       annotations: { [FAKE_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
       labels: {
-        type: 'kwok',
+        ...FAKE_NODE_SELECTOR,
         'kubernetes.io/hostname': name,
         'kubernetes.io/os': 'linux',
         'kubernetes.io/arch': 'amd64',
       },
     },
+    spec: { taints: [FAKE_NODE_TAINT] },
   };
 }
 
@@ -270,4 +364,6 @@ export interface ClusterState {
   readonly watchdogPid?: number;
   /** Whether `stop` deletes the work directory (per-test-run clusters do). */
   readonly ephemeral: boolean;
+  /** The real node's name, when the cluster has one (it holds the machine-wide node lock). */
+  readonly realNode?: string;
 }

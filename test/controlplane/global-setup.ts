@@ -3,13 +3,19 @@
 // reuses it (and leaves it running); otherwise, or with SWARM_FRESH_CLUSTER=1,
 // it starts a fresh cluster in .swarm/test-<pid>/ and stops and deletes it on
 // teardown. A watchdog stops that cluster even if the runner is killed.
+// That fresh cluster's real node must leave the machine as it found it: the
+// teardown compares interfaces, iptables, mounts, cgroups and sysctls with a
+// snapshot taken before the start and fails the run on any difference.
 //
 // Tests read the admin kubeconfig path with `inject('kubeconfig')` (or the
-// SWARM_KUBECONFIG environment variable) and kubectl with `inject('kubectl')`.
+// SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
+// the real node's name with `inject('realNode')` ('' when the cluster has
+// none) and the cluster's work directory with `inject('clusterWorkDir')`.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
+import { diffSnapshots, takeSnapshot } from './host-state.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +23,10 @@ declare module 'vitest' {
     kubeconfig: string;
     /** Absolute path of the pinned kubectl binary. */
     kubectl: string;
+    /** The real node's name, '' when the run's cluster has none. */
+    realNode: string;
+    /** The run's cluster work directory (for importImages). */
+    clusterWorkDir: string;
   }
 }
 
@@ -27,9 +37,11 @@ const progress = (line: string): void => {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // Everything the integration tier runs, the Knative adapter included, built up front with progress.
   await ensureBuilt(progress, ALL_TOOLS);
-  const provide = (kubeconfig: string): void => {
+  const provide = (kubeconfig: string, workDir: string, realNode = ''): void => {
     project.provide('kubeconfig', kubeconfig);
     project.provide('kubectl', binPath('kubectl'));
+    project.provide('realNode', realNode);
+    project.provide('clusterWorkDir', workDir);
     process.env.SWARM_KUBECONFIG = kubeconfig;
   };
 
@@ -37,17 +49,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const reusable = await healthyCluster(defaultWorkDir);
     if (reusable) {
       progress(`reusing the running cluster at ${reusable.server} (SWARM_FRESH_CLUSTER=1 for a fresh one)`);
-      provide(reusable.kubeconfigPath);
+      provide(reusable.kubeconfigPath, reusable.workDir, reusable.realNode);
       return async () => {};
     }
   }
 
+  const before = takeSnapshot();
   const cluster = await startCluster({
     workDir: join(defaultWorkDir, `test-${process.pid}`),
     ephemeral: true,
     ownerPid: process.pid,
     onProgress: progress,
   });
-  provide(cluster.kubeconfigPath);
-  return () => cluster.stop();
+  provide(cluster.kubeconfigPath, cluster.workDir, cluster.realNode);
+  return async () => {
+    await cluster.stop();
+    if (!cluster.realNode) return;
+    const left = diffSnapshots(before, takeSnapshot());
+    if (left.length > 0) throw new Error(`the real node left the machine changed after cluster.stop():\n${left.join('\n')}`);
+    progress('the real node left nothing behind (interfaces, iptables, mounts, cgroups, sysctls)');
+  };
 }

@@ -21,9 +21,10 @@ export const CLIENT_IDENTITIES = {
   scheduler: { file: 'kube-scheduler', user: 'system:kube-scheduler', groups: [] },
 } as const satisfies Record<string, ClientIdentity>;
 
-/** Names the API server answers to: loopback, plus the in-cluster service names. */
+/** Names the API server answers to: loopback, the real node's bridge address, plus the in-cluster service names. */
 export const SERVING_SANS = [
   'IP:127.0.0.1',
+  'IP:10.244.0.1',
   'DNS:localhost',
   'IP:10.96.0.1',
   'DNS:kubernetes',
@@ -45,6 +46,23 @@ export interface Pki {
   readonly serviceAccountKey: string;
   readonly serviceAccountPub: string;
   cert(identity: ClientIdentity): { cert: string; key: string };
+  /** The real node's kubelet serving certificate (when generated for a node). */
+  readonly kubeletServing: { cert: string; key: string };
+}
+
+/** The identities of a real node's components (the kubelet's names its node, for the Node authorizer). */
+export function nodeIdentities(nodeName: string) {
+  return {
+    kubelet: { file: 'kubelet', user: `system:node:${nodeName}`, groups: ['system:nodes'] },
+    kubeProxy: { file: 'kube-proxy', user: 'system:kube-proxy', groups: [] },
+    // The API server's identity towards kubelets (logs, exec, port-forward).
+    apiServerKubeletClient: { file: 'apiserver-kubelet-client', user: 'kube-apiserver-kubelet-client', groups: ['system:masters'] },
+  } as const satisfies Record<string, ClientIdentity>;
+}
+
+export interface NodeCertificateRequest {
+  readonly name: string;
+  readonly ip: string;
 }
 
 export function pkiPaths(dir: string): Pki {
@@ -57,12 +75,13 @@ export function pkiPaths(dir: string): Pki {
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
     cert: (identity) => ({ cert: join(dir, `${identity.file}.crt`), key: join(dir, `${identity.file}.key`) }),
+    kubeletServing: { cert: join(dir, 'kubelet-serving.crt'), key: join(dir, 'kubelet-serving.key') },
   };
 }
 
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
-export async function generatePki(dir: string): Promise<Pki> {
+export async function generatePki(dir: string, node?: NodeCertificateRequest): Promise<Pki> {
   const pki = pkiPaths(dir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await openssl(['req', '-x509', ...EC_KEY, '-keyout', pki.caKey, '-out', pki.caCert, '-days', '3650', '-subj', '/CN=swarm-local-ca']);
@@ -71,7 +90,18 @@ export async function generatePki(dir: string): Promise<Pki> {
     'extendedKeyUsage=serverAuth',
     `subjectAltName=${SERVING_SANS.join(',')}`,
   ]);
-  for (const identity of Object.values(CLIENT_IDENTITIES)) {
+  const identities: ClientIdentity[] = [
+    ...Object.values(CLIENT_IDENTITIES),
+    ...(node ? Object.values(nodeIdentities(node.name)) : []),
+  ];
+  if (node) {
+    await issue(pki, 'kubelet-serving', `/O=system:nodes/CN=system:node:${node.name}`, [
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      `subjectAltName=DNS:${node.name},IP:${node.ip}`,
+    ]);
+  }
+  for (const identity of identities) {
     await issue(pki, identity.file, subject(identity), [
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=clientAuth',

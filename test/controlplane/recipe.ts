@@ -1,6 +1,6 @@
 // The build recipe of the local control plane, as pure functions over the pins
 // in versions.json: which Go module each tool comes from, the go.mod we
-// generate for it, the linker flags, and the cache key. No I/O here.
+// generate for it, the build flags, and each tool's cache key. No I/O here.
 import { createHash } from 'node:crypto';
 
 export interface Pins {
@@ -8,6 +8,8 @@ export interface Pins {
   readonly etcd: string;
   readonly kwok: string;
   readonly knativeEventing: string;
+  readonly containerd: string;
+  readonly coredns: string;
   readonly goBuildFlags: readonly string[];
   readonly goLdflags: string;
 }
@@ -16,6 +18,8 @@ export interface Pins {
 export interface BinarySpec {
   readonly name: string;
   readonly pkg: string;
+  /** Extra environment of its `go build` (e.g. CGO_ENABLED=0 for a static binary). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One Go module per tool, so the dependency graphs of the tools never fight. */
@@ -26,11 +30,13 @@ export interface ToolSpec {
   readonly binaries: readonly BinarySpec[];
   /** Extra `-X` linker flags (version stamps the upstream build would set). */
   readonly ldflagsX: readonly string[];
+  /** Go build tags (`-tags=`). */
+  readonly tags?: readonly string[];
 }
 
-export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative';
+export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns';
 
-/** Bumped when the recipe itself changes in a way that needs a rebuild. */
+/** Bumped when the recipe itself changes in a way that needs a rebuild of every tool. */
 export const RECIPE_REVISION = 1;
 
 export function toolSpecs(pins: Pins): readonly ToolSpec[] {
@@ -53,7 +59,14 @@ export function toolSpecs(pins: Pins): readonly ToolSpec[] {
       id: 'kubernetes',
       module: 'k8s.io/kubernetes',
       version: pins.kubernetes,
-      binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'].map((name) => ({
+      binaries: [
+        'kube-apiserver',
+        'kube-controller-manager',
+        'kube-scheduler',
+        'kubectl',
+        'kubelet',
+        'kube-proxy',
+      ].map((name) => ({
         name,
         pkg: `k8s.io/kubernetes/cmd/${name}`,
       })),
@@ -73,6 +86,32 @@ export function toolSpecs(pins: Pins): readonly ToolSpec[] {
       module: 'knative.dev/eventing',
       version: pins.knativeEventing,
       binaries: [{ name: 'apiserver_receive_adapter', pkg: 'knative.dev/eventing/cmd/apiserver_receive_adapter' }],
+      ldflagsX: [],
+    },
+    {
+      id: 'containerd',
+      module: 'github.com/containerd/containerd/v2',
+      version: pins.containerd,
+      binaries: [
+        { name: 'containerd', pkg: 'github.com/containerd/containerd/v2/cmd/containerd' },
+        { name: 'ctr', pkg: 'github.com/containerd/containerd/v2/cmd/ctr' },
+        // Static, as upstream ships it: the shim outlives containerd restarts.
+        {
+          name: 'containerd-shim-runc-v2',
+          pkg: 'github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2',
+          env: { CGO_ENABLED: '0' },
+        },
+      ],
+      ldflagsX: [`github.com/containerd/containerd/v2/version.Version=${pins.containerd}`],
+      // The snapshotters we do not use need C libraries we do not have.
+      tags: ['no_btrfs', 'no_zfs', 'no_devmapper'],
+    },
+    {
+      id: 'coredns',
+      module: 'github.com/coredns/coredns',
+      version: pins.coredns,
+      // Static: it runs in an image that holds nothing else.
+      binaries: [{ name: 'coredns', pkg: 'github.com/coredns/coredns', env: { CGO_ENABLED: '0' } }],
       ldflagsX: [],
     },
   ];
@@ -199,21 +238,34 @@ export function ldflags(pins: Pins, tool: ToolSpec): string {
 
 /** The argv of `go` that builds one binary into `outPath`. */
 export function goBuildArgs(pins: Pins, tool: ToolSpec, binary: BinarySpec, outPath: string): string[] {
-  return ['build', ...pins.goBuildFlags, `-ldflags=${ldflags(pins, tool)}`, '-o', outPath, binary.pkg];
+  const tags = tool.tags?.length ? [`-tags=${tool.tags.join(',')}`] : [];
+  return ['build', ...pins.goBuildFlags, ...tags, `-ldflags=${ldflags(pins, tool)}`, '-o', outPath, binary.pkg];
 }
 
-/** Cache directory name: a hash of the pins and the recipe, so a bump is a rebuild. */
-export function cacheKey(pins: Pins): string {
+/**
+ * Cache directory name of one tool: a hash of what its build depends on (its
+ * module and version, the Go version, flags and tags, the recipe revision),
+ * so bumping one pin rebuilds that tool only and adding a tool invalidates
+ * nothing. The binaries are not part of the key: each one's own recipe
+ * (`binaryFingerprint`) is recorded in the tool's marker, so a binary added
+ * to a tool is built next to the existing ones.
+ */
+export function toolCacheKey(pins: Pins, tool: ToolSpec, goVersion: string): string {
   const canonical = JSON.stringify({
     recipe: RECIPE_REVISION,
-    kubernetes: pins.kubernetes,
-    etcd: pins.etcd,
-    kwok: pins.kwok,
-    knativeEventing: pins.knativeEventing,
+    module: tool.module,
+    version: tool.version,
+    go: goVersion,
     goBuildFlags: pins.goBuildFlags,
-    goLdflags: pins.goLdflags,
+    ldflags: ldflags(pins, tool),
+    tags: tool.tags ?? [],
   });
-  return `cp-${createHash('sha256').update(canonical).digest('hex').slice(0, 12)}`;
+  return `${tool.id}-${tool.version}-${createHash('sha256').update(canonical).digest('hex').slice(0, 12)}`;
+}
+
+/** What, beyond its tool's key, one binary's build depends on. */
+export function binaryFingerprint(binary: BinarySpec): string {
+  return JSON.stringify({ pkg: binary.pkg, env: binary.env ?? {} });
 }
 
 /** Where, inside the kwok module, its Stage definitions live (copied to the cache). */

@@ -32,6 +32,9 @@ spec:
   template:
     metadata: {labels: {app: pool, k8slab.info/swarm: pool}}
     spec:
+      # KWOK's tainted fake nodes: these pods run nothing.
+      nodeSelector: {type: kwok}
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
       terminationGracePeriodSeconds: 0
       containers: [{name: worker, image: pool}]
 `;

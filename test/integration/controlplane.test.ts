@@ -3,6 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FAKE_NODE_SELECTOR, FAKE_NODE_TOLERATION } from '../controlplane/components.js';
 
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(inject('kubeconfig'));
@@ -70,8 +71,12 @@ describe('local control plane', () => {
           selector: { matchLabels: labels },
           template: {
             metadata: { labels },
-            // kwok simulates the kubelet: the image is never pulled.
-            spec: { containers: [{ name: 'worker', image: 'registry.invalid/swarm-worker:smoke' }] },
+            // kwok simulates the kubelet on its tainted fake nodes: the image is never pulled.
+            spec: {
+              nodeSelector: { ...FAKE_NODE_SELECTOR },
+              tolerations: [{ ...FAKE_NODE_TOLERATION }],
+              containers: [{ name: 'worker', image: 'registry.invalid/swarm-worker:smoke' }],
+            },
           },
         },
       },

@@ -39,6 +39,9 @@ spec:
   template:
     metadata: {labels: {app: swarm-worker, k8slab.info/swarm: swarm-worker}}
     spec:
+      # KWOK's tainted fake nodes: these pods run nothing.
+      nodeSelector: {type: kwok}
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
       terminationGracePeriodSeconds: 0
       containers: [{name: worker, image: swarm-worker}]
 `;

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Pins } from '../../controlplane/recipe.js';
 import {
-  cacheKey,
+  binaryFingerprint,
   goBuildArgs,
   inheritedReplaces,
   parseGoMod,
   renderToolGoMod,
   stagingVersion,
+  toolCacheKey,
   toolSpecs,
 } from '../../controlplane/recipe.js';
 
@@ -15,6 +16,8 @@ const pins: Pins = {
   etcd: 'v3.6.16',
   kwok: 'v0.8.0',
   knativeEventing: 'v0.47.0',
+  containerd: 'v2.4.2',
+  coredns: 'v1.15.0',
   goBuildFlags: ['-trimpath'],
   goLdflags: '-s -w',
 };
@@ -104,14 +107,37 @@ describe('control plane build recipe', () => {
     expect(args.slice(-3)).toEqual(['-o', '/out/kubectl', 'k8s.io/kubernetes/cmd/kubectl']);
   });
 
-  it('keys the cache by every pin, so a bump is a rebuild', () => {
-    const key = cacheKey(pins);
-    expect(key).toMatch(/^cp-[0-9a-f]{12}$/);
-    expect(cacheKey({ ...pins })).toBe(key);
-    expect(cacheKey({ ...pins, kubernetes: 'v1.36.3' })).not.toBe(key);
-    expect(cacheKey({ ...pins, etcd: 'v3.6.15' })).not.toBe(key);
-    expect(cacheKey({ ...pins, kwok: 'v0.7.0' })).not.toBe(key);
-    expect(cacheKey({ ...pins, knativeEventing: 'v0.46.0' })).not.toBe(key);
-    expect(cacheKey({ ...pins, goLdflags: '' })).not.toBe(key);
+  it('keys each tool by its own pin, the Go version and the flags, so bumping or adding a pin rebuilds that tool only', () => {
+    const key = (p: Pins, id: string, go = 'go1.26.8') => toolCacheKey(p, toolSpecs(p).find((t) => t.id === id)!, go);
+    const ids = ['etcd', 'kubernetes', 'kwok', 'knative', 'containerd', 'coredns'];
+    for (const id of ids) expect(key(pins, id)).toMatch(new RegExp(`^${id}-v[0-9.]+-[0-9a-f]{12}$`));
+    expect(new Set(ids.map((id) => key(pins, id))).size).toBe(ids.length);
+    expect(key({ ...pins }, 'etcd')).toBe(key(pins, 'etcd'));
+    // A bump rebuilds its own tool and no other.
+    const bumped = { ...pins, kubernetes: 'v1.36.3' };
+    expect(key(bumped, 'kubernetes')).not.toBe(key(pins, 'kubernetes'));
+    for (const id of ['etcd', 'kwok', 'knative', 'containerd', 'coredns']) expect(key(bumped, id)).toBe(key(pins, id));
+    expect(key({ ...pins, containerd: 'v2.4.1' }, 'etcd')).toBe(key(pins, 'etcd'));
+    // Toolchain and flags touch every tool.
+    expect(key(pins, 'etcd', 'go1.26.9')).not.toBe(key(pins, 'etcd'));
+    expect(key({ ...pins, goLdflags: '' }, 'etcd')).not.toBe(key(pins, 'etcd'));
+    expect(key({ ...pins, goBuildFlags: [] }, 'coredns')).not.toBe(key(pins, 'coredns'));
+  });
+
+  it('does not key a tool by its binaries: an added binary is built next to the cached ones', () => {
+    const kubernetes = tool('kubernetes');
+    const fewer = { ...kubernetes, binaries: kubernetes.binaries.slice(0, 4) };
+    expect(toolCacheKey(pins, fewer, 'go1.26.8')).toBe(toolCacheKey(pins, kubernetes, 'go1.26.8'));
+    expect(kubernetes.binaries.map((b) => b.name)).toEqual(expect.arrayContaining(['kubelet', 'kube-proxy']));
+  });
+
+  it('builds containerd with the unused snapshotters tagged out, and the shim and CoreDNS static', () => {
+    const containerd = tool('containerd');
+    const shim = containerd.binaries.find((b) => b.name === 'containerd-shim-runc-v2')!;
+    expect(goBuildArgs(pins, containerd, shim, '/out/shim')).toContain('-tags=no_btrfs,no_zfs,no_devmapper');
+    expect(shim.env).toEqual({ CGO_ENABLED: '0' });
+    expect(containerd.binaries.map((b) => b.name)).toEqual(['containerd', 'ctr', 'containerd-shim-runc-v2']);
+    expect(tool('coredns').binaries[0]?.env).toEqual({ CGO_ENABLED: '0' });
+    expect(binaryFingerprint(shim)).not.toBe(binaryFingerprint({ ...shim, env: {} }));
   });
 });
