@@ -11,13 +11,23 @@ import { eventually } from '../support/timeline.js';
 export const WORKER_POOL_SAMPLE = join(repoRoot, 'knative', 'samples', 'statefulset.yaml');
 export const WORKER_SELECTOR = 'app=swarm-worker';
 
-/** The sample's Service and StatefulSet, in `namespace` at `replicas`, as one YAML stream for `kubectl apply`. */
-export function workerPoolYaml(namespace: string, replicas: number): string {
+/**
+ * The sample's Service and StatefulSet, in `namespace` at `replicas`, running
+ * `image` when given (the worker image as built, whose tag carries its content
+ * hash), as one YAML stream for `kubectl apply`.
+ */
+export function workerPoolYaml(namespace: string, replicas: number, image?: string): string {
   return parseAllDocuments(readFileSync(WORKER_POOL_SAMPLE, 'utf8'))
     .map((doc) => {
       const object = doc.toJS() as { kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
       object.metadata = { ...object.metadata, namespace };
-      if (object.kind === 'StatefulSet') object.spec = { ...object.spec, replicas };
+      if (object.kind === 'StatefulSet') {
+        object.spec = { ...object.spec, replicas };
+        if (image) {
+          const pod = (object.spec.template as { spec: { containers: Array<{ name: string; image: string }> } }).spec;
+          for (const container of pod.containers) if (container.name === 'worker') container.image = image;
+        }
+      }
       return stringify(object);
     })
     .join('---\n');
@@ -35,28 +45,34 @@ export interface RunningExactlyOnce {
 }
 
 /**
- * Waits until the workers' own reports show every job in `jobs` run by exactly
- * one live pod, nothing else run, and every one of the `replicas` pods
+ * Whether the workers' own reports show, at `at`, every job in `jobs` run by
+ * exactly one pod, nothing else run, and each of the `replicas` pods
  * (`<sts>-0` … `<sts>-(replicas-1)`) running at least one job.
  */
+export function exactlyOnceAt(
+  recorder: WorkerPodsRecorder,
+  jobs: readonly string[],
+  replicas: number,
+  at = Date.now(),
+  statefulSetName = 'swarm-worker',
+): RunningExactlyOnce | undefined {
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  const { byPod, duplicated } = recorder.running(at);
+  const pods = Array.from({ length: replicas }, (_, i) => `${statefulSetName}-${i}`).sort();
+  const ok = duplicated.length === 0 && same(Object.values(byPod).flat().sort(), [...jobs].sort()) && same(Object.keys(byPod).sort(), pods);
+  return ok ? { at, byPod } : undefined;
+}
+
+/** Waits until `exactlyOnceAt` holds. */
 export async function runningExactlyOnce(
   recorder: WorkerPodsRecorder,
   jobs: readonly string[],
   replicas: number,
   options: { statefulSetName?: string; timeoutMs?: number } = {},
 ): Promise<RunningExactlyOnce> {
-  const sts = options.statefulSetName ?? 'swarm-worker';
-  const want = [...jobs].sort();
-  const pods = Array.from({ length: replicas }, (_, i) => `${sts}-${i}`).sort();
   return eventually(
     `every job run exactly once by ${replicas} workers, by their own reports`,
-    async () => {
-      const at = Date.now();
-      const { byPod, duplicated } = recorder.running(at);
-      const running = Object.values(byPod).flat().sort();
-      const ok = duplicated.length === 0 && JSON.stringify(running) === JSON.stringify(want) && JSON.stringify(Object.keys(byPod).sort()) === JSON.stringify(pods);
-      return ok ? { at, byPod } : undefined;
-    },
+    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.statefulSetName),
     options.timeoutMs ?? 150_000,
     200,
   );

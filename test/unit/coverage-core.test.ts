@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { clockOffset, coverageOf, ownersAt, ownershipsOf, type ObservedReport, type SourceEnd } from '../support/coverage-recorder/core.js';
+import { clockOffset, coverageOf, lastChangeIn, ownersAt, ownershipsOf, type ObservedReport, type SourceEnd } from '../support/coverage-recorder/core.js';
 
 const s = (seconds: number) => seconds * 1000;
 const started = (source: string, job: string, at: number): ObservedReport => ({ source, event: 'job.started', job, time: s(at) });
@@ -127,6 +127,15 @@ describe('pods that end without stop lines', () => {
     ]);
     expect(owned.anomalies).toHaveLength(2);
     expect(coverageOf(owned, ['j'], window(0, 5)).jobs[0]?.gaps).toEqual([window(3, 5)]);
+  });
+});
+
+describe('lastChangeIn', () => {
+  it('is the last start or stop inside the window, or its start when nothing changed', () => {
+    const owned = ownershipsOf([started('a', 'j', 0), stopped('a', 'j', 5), started('b', 'j', 7), started('b', 'k', 30)]);
+    expect(lastChangeIn(owned, window(1, 20))).toBe(s(7));
+    expect(lastChangeIn(owned, window(8, 20))).toBe(s(8));
+    expect(lastChangeIn(owned, window(1, 7))).toBe(s(7));
   });
 });
 

@@ -14,4 +14,11 @@ describe('the sample worker pool in a test namespace', () => {
     // The recorder tells pod incarnations apart by the uid the worker reports.
     expect(sts.template.spec.containers[0]!.env.map((e) => e.name)).toContain('POD_UID');
   });
+
+  it('runs the image given, never pulled', () => {
+    const sts = parseAllDocuments(workerPoolYaml('ns', 1, 'docker.io/library/swarm-worker:dev-abc'))[1]!.toJS() as {
+      spec: { template: { spec: { containers: Array<{ image: string; imagePullPolicy: string }> } } };
+    };
+    expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'docker.io/library/swarm-worker:dev-abc', imagePullPolicy: 'Never' });
+  });
 });

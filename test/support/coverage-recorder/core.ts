@@ -213,6 +213,18 @@ export function ownersAt(owned: Ownerships, t: number): Map<string, string[]> {
 }
 
 /**
+ * The last instant in `window` at which any job gained or lost an owner: when
+ * the state the workers ran at the window's end began (the window's start if nothing changed).
+ */
+export function lastChangeIn(owned: Ownerships, window: Span): number {
+  let last = window.from;
+  for (const o of owned.ownerships) {
+    for (const t of [o.from, o.to]) if (t > last && t <= window.to) last = t;
+  }
+  return last;
+}
+
+/**
  * A source's clock offset from pairs (its own report time, the time the
  * container runtime stamped the line on the node). The runtime stamps after
  * the worker writes, so the smallest difference is skew plus the least

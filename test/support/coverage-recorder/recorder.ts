@@ -9,7 +9,7 @@
 //                      of pods deleted later are kept.
 import { Writable } from 'node:stream';
 import { KubeConfig, Log, Watch, type V1Pod } from '@kubernetes/client-node';
-import { clockOffset, coverageOf, ownersAt, ownershipsOf, type CoverageReport, type ObservedReport, type Ownerships, type SourceEnd, type Span } from './core.js';
+import { clockOffset, coverageOf, lastChangeIn, ownersAt, ownershipsOf, type CoverageReport, type ObservedReport, type Ownerships, type SourceEnd, type Span } from './core.js';
 import { parseReportLine, type ParsedReport } from './log-line.js';
 
 export class CoverageRecorder {
@@ -46,6 +46,11 @@ export class CoverageRecorder {
 
   report(jobs: readonly string[], window: Span): CoverageReport {
     return coverageOf(this.ownerships(), jobs, window);
+  }
+
+  /** When the state the workers run at `window.to` began (see core.ts lastChangeIn). */
+  lastChangeIn(window: Span): number {
+    return lastChangeIn(this.ownerships(), window);
   }
 
   /** job → sources running it at `t` (default now), by their own reports. */
