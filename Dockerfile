@@ -3,8 +3,8 @@
 # plus the reference worker as a second target:
 #   docker build --target functions -t swarm .
 #   docker build --target worker    -t swarm-worker .
-# `npm run test:image` reproduces the runtime stages without a Docker engine
-# (same Node version, read from NODE_VERSION below).
+# `npm run test:image` builds both targets from this file with buildah (no
+# Docker engine) and runs them; see test/image/README.md.
 
 # Node 26 is the Active LTS line (since October 2026).
 ARG NODE_VERSION=26.10.0

