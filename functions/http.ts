@@ -87,11 +87,22 @@ const outcomeLabel = (r: FunctionResponse): string => {
   return results.length ? [...new Set(results)].sort().join('+') : 'ignored';
 };
 
-/** Express error handler: body over the limit (413) and unreadable bodies (400) as JSON. */
+/** Express's own fallback for a route nobody serves, as JSON like every other answer. */
+export function notFound(req: Request, res: Response): void {
+  res.status(404).json({ error: `no route for ${req.method} ${req.path}`, status: 404 });
+}
+
+/**
+ * Express error handler: the body parser's and router's client errors keep their
+ * 4xx (413 over the limit, 415 unsupported encoding, 400 unreadable body or path)
+ * with a JSON body; anything else is ours, a 500.
+ */
 export function jsonErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) return next(err);
-  const e = err as { status?: number; type?: string; message?: string };
-  const status = e.type === 'entity.too.large' ? 413 : typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 500;
-  const error = status === 413 ? `body exceeds the limit: ${e.message ?? ''}`.trim() : (e.message ?? 'internal error');
+  const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: number; statusCode?: number; type?: string; message?: string };
+  const given = e.status ?? e.statusCode;
+  const status = e.type === 'entity.too.large' ? 413 : typeof given === 'number' && given >= 400 && given < 500 ? given : 500;
+  const message = e.message ?? (err instanceof Error ? err.message : String(err));
+  const error = status === 413 ? `body exceeds the limit: ${message}` : status === 500 ? `internal error: ${message}` : message;
   res.status(status).json({ error, status });
 }

@@ -1,8 +1,9 @@
 // The HTTP host of the functions. One image, one entry point: env FUNCTION
-// picks `assign` or `restart` (a Knative Service each), or `all` for a local run.
-//   POST /           CloudEvents (FUNCTION=assign|restart); with FUNCTION=all, a
-//                    local broker routing by knative/base/triggers.yaml
-//   POST /functions/<name>  each function (FUNCTION=all)
+// (required) picks `assign` or `restart` (a Knative Service each), or `all`
+// (both, for a local run).
+//   POST /           CloudEvents (FUNCTION=assign|restart)
+//   POST /functions/<name>  each function (FUNCTION=all; `npm run serve` puts the
+//                    local broker of dev/broker on POST /)
 //   GET  /healthz /readyz /metrics /swarms/:namespace/:name
 import express from 'express';
 import type { Server } from 'node:http';
@@ -16,12 +17,10 @@ import { createCoalescer } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
 import { assignFunction } from './assign/index.js';
 import type { SwarmFunction } from './function.js';
-import { eventRoute, jsonErrors } from './http.js';
+import { eventRoute, jsonErrors, notFound } from './http.js';
 import { introspectionRouter } from './introspection.js';
 import { readSwarmView } from './introspection-read.js';
 import { restartFunction } from './restart/index.js';
-import { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from '../lib/broker/local-broker.js';
-import { loadTriggers } from '../lib/broker/triggers.js';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 export type FunctionChoice = 'assign' | 'restart' | 'all';
@@ -32,8 +31,8 @@ export interface AppOptions {
   log: Logger;
   metrics: Metrics;
   now?: () => Date;
-  /** FUNCTION=all: the local broker served on POST / (routes to /functions/<name>). */
-  broker?: LocalBroker;
+  /** FUNCTION=all: what serves POST / in front of /functions/<name> (the dev tools' local broker). */
+  front?: express.Router;
 }
 
 function functionsFor(options: AppOptions): SwarmFunction[] {
@@ -79,48 +78,32 @@ export function createApp(options: AppOptions): express.Express {
   const routeOptions = { log: options.log, metrics: options.metrics };
   if (options.function === 'all') {
     for (const fn of functions) app.use(`/functions/${fn.name}`, eventRoute({ ...routeOptions, functions: [fn] }));
-    if (options.broker) app.use('/', options.broker.router);
+    if (options.front) app.use('/', options.front);
   } else {
     app.use('/', eventRoute({ ...routeOptions, functions }));
   }
-  app.use(jsonErrors);
+  app.use(notFound, jsonErrors);
   return app;
 }
 
+export const FUNCTION_CHOICES: readonly FunctionChoice[] = ['assign', 'restart', 'all'];
+
+/** FUNCTION is required: an image started without it must say so, not guess. */
 export function functionFromEnv(value: string | undefined): FunctionChoice {
-  const choice = value ?? 'all';
-  if (choice === 'assign' || choice === 'restart' || choice === 'all') return choice;
-  throw new Error(`FUNCTION must be assign, restart or all (got ${JSON.stringify(choice)})`);
+  if (value === undefined || value === '') throw new Error(`FUNCTION is required: one of ${FUNCTION_CHOICES.join(', ')}`);
+  const choice = FUNCTION_CHOICES.find((c) => c === value);
+  if (choice) return choice;
+  throw new Error(`FUNCTION must be one of ${FUNCTION_CHOICES.join(', ')} (got ${JSON.stringify(value)})`);
 }
 
 export interface Started {
   server: Server;
   port: number;
-  /** FUNCTION=all only. */
-  broker?: LocalBroker;
   close(): Promise<void>;
-}
-
-/** FUNCTION=all: a broker whose subscribers are this host's own function routes. */
-function localBroker(log: Logger, onDelivery?: LocalBrokerOptions['onDelivery']): { broker: LocalBroker; bind(port: number): void } {
-  const subscribers: Record<string, string> = {};
-  const broker = createLocalBroker({
-    triggers: loadTriggers(),
-    subscribers,
-    ...(onDelivery ? { onDelivery } : {}),
-    onDeadLetter: (d) => log.warn({ trigger: d.trigger, type: d.event.type, id: d.event.id, status: d.status, body: d.body }, 'dead letter'),
-  });
-  return {
-    broker,
-    bind: (port) => {
-      for (const fn of ['assign', 'restart']) subscribers[`swarm-${fn}`] = `http://127.0.0.1:${port}/functions/${fn}`;
-    },
-  };
 }
 
 /** Starts a host from the environment: FUNCTION, PORT, KUBECONFIG, LOG_LEVEL, OTEL_*. */
 export interface StartExtras extends Partial<AppOptions> {
-  onDelivery?: LocalBrokerOptions['onDelivery'];
   /** Extra span processors (npm start's trace printer, tests' in-memory exporter). */
   spanProcessors?: SpanProcessor[];
 }
@@ -142,8 +125,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
       kube = unreachableClient(reason);
     }
   }
-  const local = fn === 'all' ? localBroker(log, extra.onDelivery) : undefined;
-  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), ...(local ? { broker: local.broker } : {}) });
+  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), ...(extra.front ? { front: extra.front } : {}) });
   const port = Number(env.PORT ?? 8080);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(port, env.HOST ?? '0.0.0.0', () => resolve(s));
@@ -151,14 +133,11 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
   });
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
-  local?.bind(bound);
   log.info({ function: fn, port: bound, exporters: tracing.exporters }, 'listening');
   return {
     server,
     port: bound,
-    ...(local ? { broker: local.broker } : {}),
     close: async () => {
-      local?.broker.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await tracing.forceFlush().catch(() => undefined);

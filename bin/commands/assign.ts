@@ -1,5 +1,7 @@
 // swarm assign: print config.yml for a job list over N replicas.
 import { readFile } from 'node:fs/promises';
+import { checkName, quoteName } from '../../lib/api/names.js';
+import { LIMITS } from '../../lib/api/schema.js';
 import { assign, AssignmentInputError, parseJobList, type JobSpec } from '../../lib/assignment/index.js';
 import { nextConfig, parse, render, WorkerConfigError, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { CliError } from './cli-error.js';
@@ -30,7 +32,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     io.stdout(USAGE + '\n');
     return 0;
   }
-  const statefulSetName = requireFlag(flags, 'statefulset', USAGE);
+  const statefulSetName = statefulSetFlag(flags, USAGE);
   const replicas = replicaCount(requireFlag(flags, 'replicas', USAGE), '--replicas');
   const jobs = await readJobs(flags.jobs, io);
   const previous = flags.previous === undefined ? undefined : await readConfig(flags.previous);
@@ -78,11 +80,22 @@ export function requireFlag(flags: Flags, name: string, usage: string): string {
   return value;
 }
 
+/** What a Swarm can have: the schema's maxWorkers. */
 export function replicaCount(text: string, flag: string): number {
-  if (!/^(0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new CliError(`${flag} must be a non-negative integer, got "${text}"`);
-  }
+  if (!/^(0|[1-9][0-9]*)$/.test(text)) throw new CliError(`${flag} must be a non-negative integer, got ${quoteName(text)}`);
+  if (Number(text) > LIMITS.maxWorkers) throw new CliError(`${flag} ${text} is more than a Swarm's ${LIMITS.maxWorkers} workers (maxWorkers)`);
   return Number(text);
+}
+
+/** A StatefulSet name a Swarm can refer to: a DNS-1123 label, short enough for its pods' labels. */
+export function statefulSetFlag(flags: Flags, usage: string): string {
+  const name = requireFlag(flags, 'statefulset', usage);
+  const invalid = checkName('--statefulset', 'StatefulSet', name);
+  if (invalid !== undefined) throw new CliError(invalid);
+  if (name.length > LIMITS.statefulSetNameMaxLength) {
+    throw new CliError(`--statefulset: ${quoteName(name)}: longer than ${LIMITS.statefulSetNameMaxLength} characters (its pods' controller-revision-hash label would pass 63)`);
+  }
+  return name;
 }
 
 export async function readJobs(file: string | undefined, io: Io): Promise<JobSpec[]> {
@@ -95,7 +108,7 @@ export async function readConfig(file: string): Promise<WorkerConfig> {
   return guard(() => parse(text, file));
 }
 
-async function readText(file: string): Promise<string> {
+export async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {

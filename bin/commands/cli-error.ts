@@ -8,3 +8,9 @@ export class CliError extends Error {
     this.name = 'CliError';
   }
 }
+
+/** What the process says and exits with when a command fails: one line, 2 for a CliError, 1 otherwise. */
+export function failure(err: unknown): { line: string; exitCode: number } {
+  const message = err instanceof Error ? err.message : String(err);
+  return { line: `swarm: ${message.split('\n')[0]}\n`, exitCode: err instanceof CliError ? err.exitCode : 1 };
+}

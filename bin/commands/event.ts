@@ -1,12 +1,12 @@
 // swarm event send --to URL --type add|update|delete -f OBJECT.yaml [--mode resource|reference] [--structured]
 // Sends one synthetic ApiServerSource CloudEvent, shaped like the real adapter's
 // (like `kn event send`, but for this event source), and prints the answer.
-import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { apiServerEvent, DEFAULT_APISERVER_SOURCE, toHttpMessage } from '../../lib/events/apiserver-event.js';
 import { checkKubeObject } from '../../lib/events/data.js';
 import type { KubeObject, Mode, Verb } from '../../lib/events/types.js';
+import { readText } from './assign.js';
 import { CliError } from './cli-error.js';
 
 const USAGE =
@@ -92,9 +92,7 @@ export function objectFromYaml(text: string, file: string, namespace?: string): 
 }
 
 async function send(options: SendOptions): Promise<number> {
-  const text = await readFile(options.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new CliError(`${options.file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-  });
+  const text = await readText(options.file);
   const object = objectFromYaml(text, options.file, options.namespace);
   const event = apiServerEvent({ verb: options.verb, mode: options.mode, object, source: options.source });
   const message = toHttpMessage(event, options.structured);

@@ -2,7 +2,7 @@
 import { assign, lowerBound, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
 import { diff, restartOrder, type Handoff } from '../../lib/plan/index.js';
 import { CliError } from './cli-error.js';
-import { guard, parseFlags, processIo, readConfig, readJobs, replicaCount, requireFlag, type Io } from './assign.js';
+import { guard, parseFlags, processIo, readConfig, readJobs, replicaCount, requireFlag, statefulSetFlag, type Io } from './assign.js';
 
 const USAGE =
   'usage: swarm plan --statefulset NAME --replicas M (--previous FILE | --from N) [--jobs FILE] [--handoff MakeBeforeBreak|BreakBeforeMake] [--json]';
@@ -17,7 +17,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     io.stdout(USAGE + '\n');
     return 0;
   }
-  const statefulSetName = requireFlag(flags, 'statefulset', USAGE);
+  const statefulSetName = statefulSetFlag(flags, USAGE);
   const replicas = replicaCount(requireFlag(flags, 'replicas', USAGE), '--replicas');
   if ((flags.previous === undefined) === (flags.from === undefined)) throw new CliError(`give exactly one of --previous FILE or --from N (${USAGE})`);
   const handoff = (flags.handoff ?? 'MakeBeforeBreak') as Handoff;

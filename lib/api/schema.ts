@@ -6,13 +6,27 @@
 // cannot express, a union of differently typed branches (a job is a string or an
 // object), is written as a plain `anyOf` here and rewritten by the transformation.
 
+import { DNS_LABEL_MEANING, DNS_LABEL_PATTERN as DNS_LABEL, DNS_SUBDOMAIN_MEANING, DNS_SUBDOMAIN_PATTERN as DNS_SUBDOMAIN } from './names.js';
+
 /** A JSON Schema node, loosely typed: the schema is data, read by ajv and the CRD generator. */
 export type SchemaNode = { [keyword: string]: unknown };
 
-/** Limits users can rely on; also what keeps the CRD's CEL cost estimates bounded. */
+/**
+ * Limits users can rely on; also what keeps the CRD's CEL cost estimates bounded.
+ * Chosen so they hold together with the API server's own limits (KUBERNETES_LIMITS):
+ * the largest Swarm these allow — maxJobs object jobs {name, weight, dedicated} with
+ * names of jobNameMaxLength ASCII characters, a status listing maxWorkers workers and
+ * the managedFields the API server adds for them — is about 1.2 MB, under etcd's
+ * 1.5 MiB request limit with room for ordinary metadata (test/unit/api-limits.test.ts
+ * computes it). It is far above the 256 KiB that client-side `kubectl apply` can keep
+ * in its last-applied annotation, hence `kubectl apply --server-side` in the README.
+ * Its config.yml (about 700 KB for plain names) fits a ConfigMap; names that need
+ * YAML quoting or many multi-byte characters can still exceed 1 MiB, which is why
+ * the function measures the ConfigMap before writing it (ConfigMapTooLarge).
+ */
 export const LIMITS = {
-  jobNameMaxLength: 253,
-  maxJobs: 10_000,
+  jobNameMaxLength: 128,
+  maxJobs: 5_000,
   minWeight: 1,
   maxWeight: 1000,
   minMaxUnavailable: 1,
@@ -21,7 +35,24 @@ export const LIMITS = {
   configMapNameMaxLength: 253,
   configKeyMaxLength: 253,
   maxConditions: 16,
-  maxWorkers: 10_000,
+  /** Replicas a Swarm manages: status lists every worker, and the status must stay storable. */
+  maxWorkers: 1_000,
+  /** Our condition messages are cut to this many characters (metav1.Condition allows 32768 bytes). */
+  conditionMessageMaxLength: 4_096,
+  /** Worker names spelled out in a condition message before "… and N more". */
+  workersNamedInMessages: 20,
+} as const;
+
+/** The API server's limits Swarm must stay within (Kubernetes' defaults). */
+export const KUBERNETES_LIMITS = {
+  /** etcd's default --max-request-bytes: the largest object the API server can store. */
+  etcdRequestBytes: 1.5 * 1024 * 1024,
+  /** ConfigMap data + binaryData, in bytes (core/v1 validation, MaxSecretSize). */
+  configMapDataBytes: 1024 * 1024,
+  /** All annotations of one object together, keys and values, in bytes. */
+  annotationsBytes: 256 * 1024,
+  /** metav1.Condition message, in bytes. */
+  conditionMessageBytes: 32_768,
 } as const;
 
 export const DEFAULTS = {
@@ -33,15 +64,13 @@ export const DEFAULTS = {
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
 export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
 
 /** What each pattern means, for error messages a person can act on. */
 export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [JOB_NAME_PATTERN]: 'must not contain control characters',
-  [DNS_LABEL]: 'must be a DNS label (lowercase letters, digits and "-", starting and ending alphanumeric)',
-  [DNS_SUBDOMAIN]: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".")',
+  [DNS_LABEL]: DNS_LABEL_MEANING,
+  [DNS_SUBDOMAIN]: DNS_SUBDOMAIN_MEANING,
   [CONFIG_MAP_KEY]: 'must consist of letters, digits, "-", "_" and "."',
 };
 

@@ -21,7 +21,7 @@ const check = ajv.compile(swarmSchema);
 const MAX_NAMED_DUPLICATES = 10;
 /**
  * How many problems to list: they end up in a Condition message (the apiserver caps
- * it at 32768 characters) and in front of a person, who needs the first few, not 10000.
+ * it at 32768 characters) and in front of a person, who needs the first few, not thousands.
  */
 export const MAX_PROBLEMS = 20;
 

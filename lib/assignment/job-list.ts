@@ -29,7 +29,13 @@ function parseYamlList(text: string, source: string): JobSpec[] {
     const error = doc.errors[0]!;
     throw new AssignmentInputError(`${at(error.pos[0])}: invalid YAML: ${error.message.split('\n')[0]}`);
   }
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    // toJS expands aliases; past the yaml package's maxAliasCount (100) it refuses (an alias bomb).
+    value = doc.toJS();
+  } catch (error) {
+    throw new AssignmentInputError(`${source}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
   if (!Array.isArray(value)) throw new AssignmentInputError(`${source}: expected a YAML list of jobs`);
   const items = (doc.contents as { items?: Array<{ range?: [number, number, number] }> }).items ?? [];
   return value.map((spec: unknown, i) => {

@@ -2,10 +2,11 @@
 // built from the spec, the StatefulSet's replica count and the ConfigMap as it
 // is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
+import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
-import type { ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
+import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
 import { diff, restartOrder, type RestartStep as PlanStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
@@ -29,13 +30,18 @@ export interface AssignObservation {
   pods: readonly PodView[];
 }
 
+export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
+
 export type AssignDecision =
-  | { kind: 'blocked'; reason: 'ConfigMapConflict'; message: string }
+  | { kind: 'blocked'; reason: BlockedReason; message: string }
   | {
       kind: 'converge';
       /** What to do with the API: nothing when the observed ConfigMap already is the desired one. */
       write: 'create' | 'update' | 'none';
+      /** The ConfigMap as it should be (foreign labels, annotations, data and owners kept). */
       configMap: ConfigMapView;
+      /** For an update: only the fields Swarm changes, guarded by the resourceVersion read. */
+      patch?: ConfigMapPatch;
       config: WorkerConfig;
       /** The assignment changed (the config version was bumped). */
       changed: boolean;
@@ -75,6 +81,14 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     }
   }
 
+  if (statefulSet.replicas > LIMITS.maxWorkers) {
+    return {
+      kind: 'blocked',
+      reason: 'TooManyWorkers',
+      message: `StatefulSet ${statefulSet.name} has ${count(statefulSet.replicas)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
+    };
+  }
+
   const { previous, malformed } = readPreviousConfig(configMap?.data[key]);
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
@@ -109,11 +123,18 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     ...(configMap?.binaryData ? { binaryData: configMap.binaryData } : {}),
   };
 
-  const write = !configMap ? 'create' : sameManagedContent(configMap, desired) ? 'none' : 'update';
+  const patch = configMap ? configMapPatch(configMap, desired) : undefined;
+  const write = !configMap ? 'create' : patch ? 'update' : 'none';
+  if (write !== 'none') {
+    // Refuse before sending: the API server would answer 422 and nothing would change.
+    const tooLarge = sizeProblem(desired, key);
+    if (tooLarge) return { kind: 'blocked', reason: 'ConfigMapTooLarge', message: tooLarge };
+  }
   return {
     kind: 'converge',
     write,
     configMap: desired,
+    ...(patch ? { patch } : {}),
     config,
     changed,
     changedWorkers: changed ? [...plan.changedWorkers] : [],
@@ -165,11 +186,59 @@ function withOwner(refs: readonly OwnerReference[], ours: OwnerReference): Owner
   return i < 0 ? [...refs, ours] : refs.map((o, j) => (j === i ? { ...o, ...ours } : o));
 }
 
-function sameManagedContent(observed: ConfigMapView, desired: ConfigMapView): boolean {
-  return (
-    jsonEqual(observed.data, desired.data) &&
-    jsonEqual(observed.labels, desired.labels) &&
-    jsonEqual(observed.annotations, desired.annotations) &&
-    jsonEqual(observed.ownerReferences, desired.ownerReferences)
-  );
+/**
+ * The merge patch that turns `observed` into `desired`, or undefined when they
+ * agree. Only keys that differ are sent (null removes one), so labels,
+ * annotations and data keys of other owners are never part of the write, and
+ * finalizers are not touched at all. ownerReferences is a list, which a merge
+ * patch replaces whole: it is sent, as read plus ours, only when ours changed.
+ */
+export function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
+  const labels = changedKeys(observed.labels, desired.labels);
+  const annotations = changedKeys(observed.annotations, desired.annotations);
+  const data = changedKeys(observed.data, desired.data);
+  const owners = jsonEqual(observed.ownerReferences, desired.ownerReferences) ? undefined : desired.ownerReferences;
+  if (!labels && !annotations && !data && !owners) return undefined;
+  return {
+    name: observed.name,
+    namespace: observed.namespace,
+    resourceVersion: observed.resourceVersion ?? '',
+    ...(labels ? { labels } : {}),
+    ...(annotations ? { annotations } : {}),
+    ...(owners ? { ownerReferences: owners } : {}),
+    ...(data ? { data } : {}),
+  };
+}
+
+function changedKeys(before: Record<string, string>, after: Record<string, string>): Record<string, string | null> | undefined {
+  const changed: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(after)) if (before[k] !== v) changed[k] = v;
+  for (const k of Object.keys(before)) if (!(k in after)) changed[k] = null;
+  return Object.keys(changed).length ? changed : undefined;
+}
+
+const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
+const base64Bytes = (s: string): number => Buffer.from(s, 'base64').length;
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** The sizes the API server checks on a ConfigMap, as its validation counts them. */
+export function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
+  const dataBytes =
+    Object.values(cm.data).reduce((n, v) => n + utf8(v), 0) +
+    Object.values(cm.binaryData ?? {}).reduce((n, v) => n + base64Bytes(v), 0);
+  const annotationBytes = Object.entries(cm.annotations).reduce((n, [k, v]) => n + utf8(k) + utf8(v), 0);
+  return { dataBytes, annotationBytes };
+}
+
+/** Why the API server would refuse this ConfigMap for its size, or undefined when it fits. */
+export function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
+  const { dataBytes, annotationBytes } = configMapSizes(cm);
+  const { configMapDataBytes, annotationsBytes } = KUBERNETES_LIMITS;
+  if (dataBytes > configMapDataBytes) {
+    return `ConfigMap ${cm.name} would hold ${count(dataBytes)} bytes of data (${key}: ${count(utf8(cm.data[key] ?? ''))}); the limit is ${count(configMapDataBytes)} bytes: use fewer or shorter job names, or split the jobs over several Swarms`;
+  }
+  if (annotationBytes > annotationsBytes) {
+    return `ConfigMap ${cm.name} would carry ${count(annotationBytes)} bytes of annotations; the limit is ${count(annotationsBytes)} bytes`;
+  }
+  return undefined;
 }

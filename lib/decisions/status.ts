@@ -1,6 +1,7 @@
 // Swarm status as a pure function of what the reconciler observed this time.
 // Status is an observation, never an input: nothing here reads the old status
 // except to keep lastTransitionTime stable for conditions that did not change.
+import { LIMITS } from '../api/schema.js';
 import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
@@ -9,7 +10,41 @@ import { podsByWorker, workerNames } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
 
 /** Something that stops the Swarm from converging until a human acts. */
-export type ProblemReason = 'InvalidSpec' | 'StatefulSetNotFound' | 'StatefulSetClaimed' | 'ConfigMapConflict';
+export type ProblemReason =
+  | 'InvalidSpec'
+  | 'StatefulSetNotFound'
+  | 'StatefulSetClaimed'
+  | 'ConfigMapConflict'
+  | 'ConfigMapTooLarge'
+  | 'TooManyWorkers'
+  // The API refused a write for good (lib/kube/errors.ts classifyFailure).
+  | 'Forbidden'
+  | 'InvalidWrite'
+  | 'NamespaceNotFound';
+
+/** Reasons reported as Warning Events even where they are not a Degraded condition. */
+const WARNING_REASONS = new Set<string>([
+  'InvalidSpec',
+  'ConfigMapConflict',
+  'StatefulSetClaimed',
+  'ConfigMapTooLarge',
+  'TooManyWorkers',
+  'Forbidden',
+  'InvalidWrite',
+  'NamespaceNotFound',
+]);
+
+/** "a-0, a-1, … and 1,198 more": a condition message must stay far below 32 KiB whatever the replica count. */
+export function summariseWorkers(names: readonly string[], named: number = LIMITS.workersNamedInMessages): string {
+  if (names.length <= named) return names.join(', ');
+  return `${names.slice(0, named).join(', ')}, … and ${(names.length - named).toLocaleString('en-US')} more`;
+}
+
+/** Cut to LIMITS.conditionMessageMaxLength characters (metav1.Condition caps messages at 32768 bytes). */
+export function boundMessage(message: string): string {
+  const max = LIMITS.conditionMessageMaxLength;
+  return message.length <= max ? message : `${message.slice(0, max - 1)}…`;
+}
 
 export interface StatusObservation {
   swarm: Swarm;
@@ -32,15 +67,19 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     lastTransitionTime: obs.now,
     reason,
-    message,
+    message: boundMessage(message),
   });
 
   const sts = obs.statefulSet;
   const replicas = sts?.replicas ?? 0;
   const pods = sts ? podsByWorker(sts.name, replicas, obs.pods) : new Map<string, PodView>();
   const readyReplicas = [...pods.values()].filter((p) => p.ready && !p.terminating).length;
-  const steps = obs.workspace?.steps ?? [];
-  const outstanding = new Set(steps.filter((s) => stepState(s, pods.get(s.worker)) !== 'done').map((s) => s.worker));
+  const live = new Set(sts ? workerNames(sts.name, replicas) : []);
+  // Steps of live workers as the bookkeeping records them. Until `restart` has
+  // cleared a finished step, the Swarm is not Running: status never reports
+  // convergence that the ConfigMap's own annotation still contradicts.
+  const recorded = (obs.workspace?.steps ?? []).filter((s) => live.has(s.worker));
+  const outstanding = new Set(recorded.filter((s) => stepState(s, pods.get(s.worker)) !== 'done').map((s) => s.worker));
   const workers: WorkerStatus[] =
     sts && obs.config
       ? workerNames(sts.name, replicas).map((name) => ({
@@ -80,10 +119,18 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
       ];
     } else if (outstanding.size > 0) {
       phase = 'Updating';
-      const list = [...outstanding].join(', ');
+      const list = summariseWorkers([...outstanding]);
       conditions = [
         c('Ready', 'False', 'RestartsPending', `restarts pending for ${list}`),
         c('Progressing', 'True', 'RestartingWorkers', `restarting ${list} to load version ${obs.config?.version ?? 0}`),
+        degraded,
+      ];
+    } else if (recorded.length > 0) {
+      phase = 'Updating';
+      const list = summariseWorkers(recorded.map((s) => s.worker));
+      conditions = [
+        c('Ready', 'False', 'RestartsPending', `restarted ${list}; clearing the restart bookkeeping`),
+        c('Progressing', 'True', 'RestartingWorkers', `restarted ${list} for version ${obs.config?.version ?? 0}`),
         degraded,
       ];
     } else if (missing > 0) {
@@ -140,7 +187,7 @@ export function conditionEvents(before: readonly Condition[] | undefined, after:
     if (prev && prev.status === cond.status && prev.reason === cond.reason) return [];
     // "Not degraded" is news only when it was degraded before.
     if (!prev && cond.type === 'Degraded' && cond.status === 'False') return [];
-    const bad = (cond.type === 'Degraded' && cond.status === 'True') || ['InvalidSpec', 'ConfigMapConflict', 'StatefulSetClaimed'].includes(cond.reason);
+    const bad = (cond.type === 'Degraded' && cond.status === 'True') || WARNING_REASONS.has(cond.reason);
     return [{ type: bad ? 'Warning' : 'Normal', reason: cond.reason, message: `${cond.type}=${cond.status}: ${cond.message}` }];
   });
 }

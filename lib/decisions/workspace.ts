@@ -49,7 +49,49 @@ export interface LastChange {
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
-/** Tolerant: an absent or damaged annotation reads as "nothing pending". */
+/**
+ * The restart annotation, compactly: workers are `<sts>-<ordinal>`, so a step is
+ * `[ordinal, staleUid, [ordinals waited for]]` under one `sts` — about 50 bytes a
+ * worker, so even maxWorkers pending restarts stay far below the 256 KiB that all
+ * annotations of an object may take together.
+ */
+interface CompactRestarts {
+  v: number;
+  sts: string;
+  s: Array<[number, string, number[]]>;
+}
+
+const WORKER = /^(.+)-(0|[1-9]\d*)$/;
+
+function encodeRestarts(ws: RestartWorkspace): string {
+  const sts = WORKER.exec(ws.steps[0]?.worker ?? '')?.[1];
+  const ordinal = (w: string): number | undefined => {
+    const m = WORKER.exec(w);
+    return m && m[1] === sts ? Number(m[2]) : undefined;
+  };
+  const names = ws.steps.flatMap((s) => [s.worker, ...s.waitFor]);
+  // Workers not of one StatefulSet cannot be written as ordinals: keep their names.
+  if (sts === undefined || names.some((w) => ordinal(w) === undefined)) return JSON.stringify(ws);
+  const compact: CompactRestarts = {
+    v: ws.version,
+    sts,
+    s: ws.steps.map((s) => [ordinal(s.worker) ?? 0, s.staleUid, s.waitFor.map((w) => ordinal(w) ?? 0)]),
+  };
+  return JSON.stringify(compact);
+}
+
+function decodeCompact(parsed: Partial<CompactRestarts>): RestartWorkspace | undefined {
+  const { v, sts, s } = parsed;
+  if (typeof v !== 'number' || typeof sts !== 'string' || !Array.isArray(s)) return undefined;
+  const isOrdinal = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+  const steps = s.filter(
+    (step): step is [number, string, number[]] =>
+      Array.isArray(step) && isOrdinal(step[0]) && typeof step[1] === 'string' && Array.isArray(step[2]) && step[2].every(isOrdinal),
+  );
+  return { version: v, steps: steps.map(([w, uid, waits]) => ({ worker: `${sts}-${w}`, staleUid: uid, waitFor: waits.map((o) => `${sts}-${o}`) })) };
+}
+
+/** Tolerant: an absent or damaged annotation reads as "nothing pending". Reads the older verbose form too. */
 export function readRestarts(annotations: Record<string, string>): RestartWorkspace {
   const empty: RestartWorkspace = { version: 0, steps: [] };
   const raw = annotations[ANNOTATION_RESTARTS];
@@ -57,6 +99,7 @@ export function readRestarts(annotations: Record<string, string>): RestartWorksp
   try {
     const parsed = JSON.parse(raw) as unknown;
     if (!parsed || typeof parsed !== 'object') return empty;
+    if ('sts' in parsed) return decodeCompact(parsed as Partial<CompactRestarts>) ?? empty;
     const { version, steps } = parsed as { version?: unknown; steps?: unknown };
     if (typeof version !== 'number' || !Array.isArray(steps)) return empty;
     const valid = steps.filter(
@@ -88,7 +131,7 @@ export function readLastChange(annotations: Record<string, string>): LastChange 
 export function withRestarts(annotations: Record<string, string>, ws: RestartWorkspace): Record<string, string> {
   const next = { ...annotations };
   if (ws.steps.length === 0) delete next[ANNOTATION_RESTARTS];
-  else next[ANNOTATION_RESTARTS] = JSON.stringify(ws);
+  else next[ANNOTATION_RESTARTS] = encodeRestarts(ws);
   return next;
 }
 

@@ -38,7 +38,7 @@ function contentMode(headers: Record<string, string>): 'binary' | 'structured' {
     if (type !== 'application/cloudevents+json') throw new BadEventError(415, `unsupported structured event format ${type}: only application/cloudevents+json`);
     return 'structured';
   }
-  if (headers['ce-specversion'] === undefined && headers['ce-id'] === undefined) {
+  if (!Object.keys(headers).some((name) => name.startsWith('ce-'))) {
     throw new BadEventError(400, 'not a CloudEvent: no ce-* headers (binary mode) and content type is not application/cloudevents+json (structured mode)');
   }
   if (type !== 'application/json') {
@@ -57,9 +57,23 @@ function validationProblem(err: unknown): string {
   return `malformed CloudEvent: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
 }
 
-/** CloudEvents 1.0 required context attributes; the SDK would invent a missing id. */
+/** CloudEvents 1.0 required context attributes; the SDK would invent a missing id or specversion. */
 const REQUIRED_ATTRIBUTES = ['id', 'source', 'type', 'specversion'] as const;
-const SPEC_VERSIONS = ['1.0', '0.3'];
+/** The SDK also reads 0.3, and then validates nothing: take 1.0 alone. */
+const SPEC_VERSION = '1.0';
+
+function missingAttributes(read: (attribute: string) => unknown): string[] {
+  return REQUIRED_ATTRIBUTES.filter((a) => {
+    const value = read(a);
+    return typeof value !== 'string' || value === '';
+  });
+}
+
+function checkSpecVersion(specversion: unknown): void {
+  if (specversion !== SPEC_VERSION) {
+    throw new BadEventError(400, `malformed CloudEvent: unsupported specversion ${JSON.stringify(specversion)}: Swarm takes CloudEvents ${SPEC_VERSION} only`);
+  }
+}
 
 /** Structured mode: parse the envelope ourselves, so a missing attribute is reported, not defaulted. */
 function structuredEnvelope(body: string): Record<string, unknown> {
@@ -74,9 +88,19 @@ function structuredEnvelope(body: string): Record<string, unknown> {
     throw new BadEventError(400, 'malformed CloudEvent: a structured event must be a JSON object');
   }
   const record = envelope as Record<string, unknown>;
-  const absent = REQUIRED_ATTRIBUTES.filter((a) => typeof record[a] !== 'string' || record[a] === '');
+  const absent = missingAttributes((a) => record[a]);
   if (absent.length > 0) throw new BadEventError(400, `malformed CloudEvent: missing required attribute ${absent.join(', ')}`);
+  checkSpecVersion(record.specversion);
   return record;
+}
+
+/** Binary mode: the same checks on the ce-* headers. */
+function checkBinaryHeaders(headers: Record<string, string>): void {
+  const absent = missingAttributes((a) => headers[`ce-${a}`]);
+  if (absent.length > 0) {
+    throw new BadEventError(400, `malformed CloudEvent: missing required attribute ${absent.join(', ')} (${absent.map((a) => `ce-${a}`).join(', ')} header)`);
+  }
+  checkSpecVersion(headers['ce-specversion']);
 }
 
 export function fromHttp(headers: IncomingHeaders, rawBody: Buffer, options: FromHttpOptions = {}): CloudEvent<unknown> {
@@ -84,12 +108,13 @@ export function fromHttp(headers: IncomingHeaders, rawBody: Buffer, options: Fro
   if (rawBody.length > limit) throw new BadEventError(413, `body of ${rawBody.length} bytes exceeds the limit of ${limit} bytes`);
   const clean = normalize(headers);
   const mode = contentMode(clean);
+  // The SDK matches content types exactly (a charset or capitals make it take JSON as a string):
+  // hand it the bare media type we already compared case-insensitively.
+  clean['content-type'] = mode === 'structured' ? 'application/cloudevents+json' : 'application/json';
   const text = rawBody.toString('utf8');
-  const body = mode === 'structured' ? structuredEnvelope(text) : text;
-  const specversion = mode === 'structured' ? (body as Record<string, unknown>).specversion : clean['ce-specversion'];
-  if (specversion !== undefined && !SPEC_VERSIONS.includes(String(specversion))) {
-    throw new BadEventError(400, `malformed CloudEvent: unsupported specversion ${JSON.stringify(specversion)} (expected 1.0)`);
-  }
+  let body: string | Record<string, unknown> = text;
+  if (mode === 'structured') body = structuredEnvelope(text);
+  else checkBinaryHeaders(clean);
   let event: CloudEvent<unknown>;
   try {
     const parsed = HTTP.toEvent<unknown>({ headers: clean, body });

@@ -1,5 +1,6 @@
 // CloudEvent → Trigger: which object changed, nothing more. Pure; throws
 // BadEventError (422) for events Swarm cannot act on.
+import { checkName, quoteName, type NamedKind } from '../api/names.js';
 import { checkAssignmentChanged, checkKubeObject, checkObjectRef } from './data.js';
 import { BadEventError } from './errors.js';
 import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE } from './types.js';
@@ -41,22 +42,43 @@ export function owningStatefulSet(pod: KubeObject): string | undefined {
   return (owners.find((o) => o.controller === true) ?? owners[0])?.name;
 }
 
+/**
+ * The names an event carries, checked as the apiserver checks them, before any
+ * API call: in a path `..` and `.` are dot segments (another resource is read),
+ * and any other invalid name can only fail, so retrying would not help (422).
+ */
+function checkNames(type: string, names: Array<[field: string, kind: NamedKind, name: unknown]>): void {
+  for (const [field, kind, name] of names) {
+    const problem = typeof name === 'string' ? checkName(field, kind, name) : `${field}: must be a string`;
+    if (problem !== undefined) throw new BadEventError(422, `${type}: ${problem}`);
+  }
+}
+
 export function toTrigger(event: EventLike): Trigger {
   if (event.type === ASSIGNMENT_CHANGED_TYPE) {
     const checked = checkAssignmentChanged(event.data);
     if (!checked.ok) throw new BadEventError(422, checked.problem);
     const { swarm, version, workers } = checked.value;
+    checkNames(event.type, [
+      ['data.swarm.namespace', 'Namespace', swarm.namespace],
+      ['data.swarm.name', 'Swarm', swarm.name],
+      ...workers.map((w, i): [string, NamedKind, string] => [`data.workers[${i}]`, 'Pod', w]),
+    ]);
     return { source: 'swarm', type: 'assignment.changed', ...swarm, version, workers };
   }
   const typed = apiServerTypes.get(event.type);
   if (!typed) {
-    throw new BadEventError(422, `unknown event type ${JSON.stringify(event.type)} (expected one of ${KNOWN_EVENT_TYPES.join(', ')})`);
+    throw new BadEventError(422, `unknown event type ${quoteName(String(event.type))} (expected one of ${KNOWN_EVENT_TYPES.join(', ')})`);
   }
   const { mode, verb } = typed;
   if (mode === 'ref') {
     const ref = checkObjectRef(event.data);
     if (!ref.ok) throw new BadEventError(422, `${event.type}: ${ref.problem}`);
     const kind = watchedKind(ref.value.kind, ref.value.apiVersion);
+    checkNames(event.type, [
+      ['data.namespace', 'Namespace', ref.value.namespace],
+      ['data.name', kind, ref.value.name],
+    ]);
     return { source: 'apiserver', verb, mode, ...ref.value, kind };
   }
   const checked = checkKubeObject(event.data);
@@ -68,11 +90,18 @@ export function toTrigger(event: EventLike): Trigger {
   }
   const kind = watchedKind(object.kind, object.apiVersion);
   const { name, namespace, uid } = object.metadata;
+  checkNames(event.type, [
+    ['data.metadata.namespace', 'Namespace', namespace],
+    ['data.metadata.name', kind, name],
+  ]);
   const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name, object };
   if (typeof uid === 'string') trigger.uid = uid;
   if (kind === 'Pod') {
     const owner = owningStatefulSet(object);
-    if (owner !== undefined) trigger.ownerStatefulSet = owner;
+    if (owner !== undefined) {
+      checkNames(event.type, [['data.metadata.ownerReferences[].name (the owning StatefulSet)', 'StatefulSet', owner]]);
+      trigger.ownerStatefulSet = owner;
+    }
   }
   return trigger;
 }

@@ -3,7 +3,7 @@
 // uid preconditions, so a stale decision is refused by the API server (409)
 // instead of overwriting someone else's change.
 import type { Swarm } from '../api/types.js';
-import type { ConfigMapView, EventView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, PodView, StatefulSetView } from './types.js';
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 
@@ -19,8 +19,11 @@ export interface KubeClient {
   getConfigMap(namespace: string, name: string): Promise<ConfigMapView | undefined>;
   /** Fails with Conflict if it already exists. */
   createConfigMap(configMap: ConfigMapView): Promise<ConfigMapView>;
-  /** Guarded by configMap.resourceVersion (required). */
-  replaceConfigMap(configMap: ConfigMapView): Promise<ConfigMapView>;
+  /**
+   * Merge-patches only the fields Swarm owns, guarded by patch.resourceVersion
+   * (required): what other owners put on the ConfigMap survives.
+   */
+  patchConfigMap(patch: ConfigMapPatch): Promise<ConfigMapView>;
 
   /** Deletes only the pod with this uid and resourceVersion. */
   deletePod(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }): Promise<DeleteOutcome>;

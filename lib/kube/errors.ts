@@ -1,21 +1,25 @@
-// How an API failure should be treated by a reconciler. The HTTP adapter maps
-// these onto answers the Knative dispatcher understands: transient → 5xx
-// (retried), conflict → re-read and retry in-process, gone → 2xx no-op.
+// How an API failure should be treated by a reconciler. `classifyFailure` is
+// the one place that decides it; the reconcilers act on the class and the HTTP
+// adapter maps what is left onto answers the Knative dispatcher understands.
 
 export type KubeErrorKind =
-  | 'NotFound' // 404: the object is gone
+  | 'NotFound' // 404/410: the object (or its namespace) is not there
   | 'Conflict' // 409: resourceVersion/uid precondition failed, or AlreadyExists
-  | 'Invalid' // 400/422: the API rejected what we sent
-  | 'Forbidden' // 401/403: RBAC; not fixed by retrying quickly, but fixed by an admin
-  | 'Transient'; // 429, 5xx, timeouts, connection resets
+  | 'Invalid' // 400/413/422: the API rejected what we sent
+  | 'Forbidden' // 403: RBAC or admission; fixed by an admin, not by retrying
+  | 'Transient'; // 401, 429, 5xx, timeouts, connection resets
+
+export type KubeVerb = 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'PATCH' | 'DELETE';
 
 export class KubeError extends Error {
   constructor(
     readonly kind: KubeErrorKind,
     readonly status: number,
     message: string,
-    /** e.g. "PATCH configmaps" — for logs and spans. */
+    /** e.g. "PATCH configmaps ns/name" — for logs, spans and condition messages. */
     readonly operation: string,
+    /** The request's verb, when known: a 404 on CREATE means the namespace is missing. */
+    readonly verb?: KubeVerb,
   ) {
     super(message);
     this.name = 'KubeError';
@@ -25,10 +29,42 @@ export class KubeError extends Error {
 export function kindOfStatus(status: number): KubeErrorKind {
   if (status === 404 || status === 410) return 'NotFound';
   if (status === 409) return 'Conflict';
-  if (status === 400 || status === 422) return 'Invalid';
-  if (status === 401 || status === 403) return 'Forbidden';
+  if (status === 400 || status === 413 || status === 422) return 'Invalid';
+  if (status === 403) return 'Forbidden';
+  // 401: the token may be mid-rotation (projected tokens are re-read); other 4xx
+  // are our bugs, not the user's, and stay visible as failures to retry.
   return 'Transient';
 }
 
 export const isKubeError = (err: unknown, kind?: KubeErrorKind): err is KubeError =>
   err instanceof KubeError && (kind === undefined || err.kind === kind);
+
+/** A failure no retry fixes until someone changes RBAC, the namespace or what we send. */
+export type PermanentReason = 'Forbidden' | 'InvalidWrite' | 'NamespaceNotFound';
+
+export type FailureClass =
+  /** 5xx, 429, timeouts, resets, unknown errors: answer 503, the broker retries with backoff. */
+  | { class: 'transient' }
+  /** Someone else wrote first (or the object vanished under a write): re-read, re-decide, bounded. */
+  | { class: 'conflict' }
+  /** Record it on the Swarm (condition + Warning Event) and answer 2xx; a later resync recovers. */
+  | { class: 'permanent'; reason: PermanentReason };
+
+/** The one classification of API failures (a table, unit-tested as one). */
+export function classifyFailure(err: unknown): FailureClass {
+  if (!(err instanceof KubeError)) return { class: 'transient' };
+  switch (err.kind) {
+    case 'Conflict':
+      return { class: 'conflict' };
+    case 'NotFound':
+      // A create can only miss its namespace; an update or delete missed an object
+      // that vanished after we read it, which a fresh observation sorts out.
+      return err.verb === 'CREATE' ? { class: 'permanent', reason: 'NamespaceNotFound' } : { class: 'conflict' };
+    case 'Forbidden':
+      return { class: 'permanent', reason: 'Forbidden' };
+    case 'Invalid':
+      return { class: 'permanent', reason: 'InvalidWrite' };
+    case 'Transient':
+      return { class: 'transient' };
+  }
+}

@@ -5,11 +5,11 @@
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
-import { KubeError, kindOfStatus } from './errors.js';
-import type { ConfigMapView, PodView, StatefulSetView } from './types.js';
+import { KubeError, kindOfStatus, type KubeVerb } from './errors.js';
+import type { ConfigMapPatch, ConfigMapView, PodView, StatefulSetView } from './types.js';
 
 export interface KubeCall {
-  verb: 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'DELETE';
+  verb: KubeVerb;
   resource: string;
   namespace: string;
   name?: string;
@@ -31,6 +31,9 @@ export function loadKubeConfig(path?: string): k8s.KubeConfig {
   else kc.loadFromDefault();
   return kc;
 }
+
+/** Shown in managedFields, so other owners of the ConfigMap can tell whose fields these are. */
+export const FIELD_MANAGER = 'swarm';
 
 export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = {}): KubeClient {
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -94,14 +97,17 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
 
     createConfigMap: (cm) =>
       call({ verb: 'CREATE', resource: 'configmaps', namespace: cm.namespace, name: cm.name }, async () =>
-        configMapView(await core.createNamespacedConfigMap({ namespace: cm.namespace, body: toV1ConfigMap(cm) })),
+        configMapView(await core.createNamespacedConfigMap({ namespace: cm.namespace, body: toV1ConfigMap(cm), fieldManager: FIELD_MANAGER })),
       ),
 
-    replaceConfigMap: (cm) => {
-      if (!cm.resourceVersion) throw new Error(`refusing an unguarded write of ConfigMap ${cm.namespace}/${cm.name}`);
-      return call({ verb: 'UPDATE', resource: 'configmaps', namespace: cm.namespace, name: cm.name }, async () =>
+    patchConfigMap: (patch) => {
+      if (!patch.resourceVersion) throw new Error(`refusing an unguarded write of ConfigMap ${patch.namespace}/${patch.name}`);
+      return call({ verb: 'PATCH', resource: 'configmaps', namespace: patch.namespace, name: patch.name }, async () =>
         configMapView(
-          await core.replaceNamespacedConfigMap({ namespace: cm.namespace, name: cm.name, body: toV1ConfigMap(cm) }),
+          await core.patchNamespacedConfigMap(
+            { namespace: patch.namespace, name: patch.name, body: mergePatchBody(patch), fieldManager: FIELD_MANAGER },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          ),
         ),
       );
     },
@@ -142,7 +148,7 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
 function withDeadline<T>(p: Promise<T>, ms: number, c: KubeCall): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new KubeError('Transient', 504, `timed out after ${ms} ms`, describe(c))), ms);
+    timer = setTimeout(() => reject(new KubeError('Transient', 504, `timed out after ${ms} ms`, describe(c), c.verb)), ms);
   });
   return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
@@ -154,10 +160,10 @@ export function toKubeError(err: unknown, c: KubeCall): KubeError {
   if (err instanceof KubeError) return err;
   if (err instanceof k8s.ApiException) {
     const status = err.code;
-    return new KubeError(kindOfStatus(status), status, `${describe(c)}: ${status} ${statusMessage(err.body)}`, describe(c));
+    return new KubeError(kindOfStatus(status), status, `${describe(c)}: ${status} ${statusMessage(err.body)}`, describe(c), c.verb);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new KubeError('Transient', 503, `${describe(c)}: ${message}`, describe(c));
+  return new KubeError('Transient', 503, `${describe(c)}: ${message}`, describe(c), c.verb);
 }
 
 function statusMessage(body: unknown): string {
@@ -233,6 +239,24 @@ export function configMapView(c: k8s.V1ConfigMap): ConfigMapView {
   };
 }
 
+/**
+ * A JSON merge patch of the fields Swarm owns. Fields it does not mention
+ * (finalizers, other labels, annotations and data keys) are left as they are;
+ * metadata.resourceVersion makes the API server refuse it (409) if the object
+ * changed since it was read, so no update is lost.
+ */
+export function mergePatchBody(patch: ConfigMapPatch): object {
+  return {
+    metadata: {
+      resourceVersion: patch.resourceVersion,
+      ...(patch.labels ? { labels: patch.labels } : {}),
+      ...(patch.annotations ? { annotations: patch.annotations } : {}),
+      ...(patch.ownerReferences ? { ownerReferences: patch.ownerReferences } : {}),
+    },
+    ...(patch.data ? { data: patch.data } : {}),
+  };
+}
+
 function toV1ConfigMap(cm: ConfigMapView): k8s.V1ConfigMap {
   return {
     apiVersion: 'v1',
@@ -264,7 +288,7 @@ export function unreachableClient(reason: string): KubeClient {
     listPods: fail,
     getConfigMap: fail,
     createConfigMap: fail,
-    replaceConfigMap: fail,
+    patchConfigMap: fail,
     deletePod: fail,
     createEvent: fail,
   };

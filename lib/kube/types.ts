@@ -51,6 +51,22 @@ export interface ConfigMapView {
   binaryData?: Record<string, string>;
 }
 
+/**
+ * A change to the fields of a ConfigMap that Swarm owns, applied as a JSON
+ * merge patch: a key set to null is removed, a key not mentioned is left alone.
+ */
+export interface ConfigMapPatch {
+  name: string;
+  namespace: string;
+  /** The write is refused (409 Conflict) unless the object is still at this version. */
+  resourceVersion: string;
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+  /** A merge patch replaces a list whole: this is the full list (as read, plus ours). */
+  ownerReferences?: OwnerReference[];
+  data?: Record<string, string | null>;
+}
+
 /** A core/v1 Event about a Swarm, as the reconcilers decide it. */
 export interface EventView {
   namespace: string;

@@ -11,9 +11,7 @@ export interface LoggerOptions {
   readonly name: string;
   /** pino level; default env LOG_LEVEL, else `info`. */
   readonly level?: string;
-  /** Human-readable colour output through pino-pretty (npm start only: it is a dev dependency). */
-  readonly pretty?: boolean;
-  /** Where JSON lines go; default stdout. Ignored when pretty. */
+  /** Where JSON lines go; default stdout (npm start passes a pino-pretty stream into a file). */
   readonly destination?: DestinationStream;
 }
 
@@ -31,10 +29,5 @@ export function activeTraceFields(): { trace_id: string; span_id: string; trace_
 export function createLogger(options: LoggerOptions): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const common = { name: options.name, level, mixin: activeTraceFields };
-  if (options.pretty) {
-    // A transport is resolved at run time, so production images without
-    // pino-pretty never load it.
-    return pino({ ...common, transport: { target: 'pino-pretty', options: { ignore: 'pid,hostname,trace_flags' } } });
-  }
   return options.destination ? pino(common, options.destination) : pino(common);
 }

@@ -7,6 +7,7 @@ import { readRestarts } from '../decisions/workspace.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { observe } from './observe.js';
+import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
 
@@ -33,7 +34,26 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey): Promise
   // Carried across conflict retries: a change written by an attempt whose
   // status write then conflicted is still this reconcile's change.
   const carry: Carry = { writes: 0 };
-  const outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, () => assignOnce(env, key, carry));
+  let outcome: AssignOutcome;
+  try {
+    outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, () => assignOnce(env, key, carry));
+  } catch (err) {
+    const refused = await reportPermanent(env, key, err);
+    if (!refused) throw err;
+    // A change written before the refusal (say, of the status) is still announced.
+    const published = carry.published;
+    return {
+      key,
+      result: 'blocked',
+      reason: refused.reason,
+      message: refused.message,
+      changedWorkers: published?.changedWorkers ?? [],
+      moved: published?.moved ?? 0,
+      writes: carry.writes + refused.writes,
+      notify: !!published,
+      ...(published ? { swarmUid: published.swarmUid, version: published.version } : {}),
+    };
+  }
   const published = carry.published;
   return published && outcome.result === 'unchanged'
     ? { ...outcome, result: 'changed', changedWorkers: published.changedWorkers, moved: published.moved, writes: carry.writes, notify: true }
@@ -42,7 +62,7 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey): Promise
 
 interface Carry {
   writes: number;
-  published?: { changedWorkers: string[]; moved: number };
+  published?: { changedWorkers: string[]; moved: number; swarmUid: string; version: number };
 }
 
 async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry): Promise<AssignOutcome> {
@@ -66,12 +86,14 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry): Promi
   }
 
   if (decision.write === 'create') await env.kube.createConfigMap(decision.configMap);
-  if (decision.write === 'update') await env.kube.replaceConfigMap(decision.configMap);
+  if (decision.write === 'update' && decision.patch) await env.kube.patchConfigMap(decision.patch);
   if (decision.write !== 'none') {
     carry.writes += 1;
     env.onConfigMapWrite?.();
     if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
-    if (decision.changed) carry.published = { changedWorkers: decision.changedWorkers, moved: decision.moves.length };
+    if (decision.changed) {
+      carry.published = { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version };
+    }
   }
 
   const status = computeStatus({

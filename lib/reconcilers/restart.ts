@@ -5,11 +5,12 @@ import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
-import { readRestarts, withRestarts } from '../decisions/workspace.js';
+import { ANNOTATION_RESTARTS, readRestarts, withRestarts } from '../decisions/workspace.js';
 import { parse, type WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { observe } from './observe.js';
+import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
 
@@ -26,7 +27,14 @@ export interface RestartOutcome {
 
 export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey): Promise<RestartOutcome> {
   const carry = { writes: 0, restarted: [] as string[] };
-  const outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
+  let outcome: Omit<RestartOutcome, 'restarted' | 'writes'>;
+  try {
+    outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
+  } catch (err) {
+    const refused = await reportPermanent(env, key, err);
+    if (!refused) throw err;
+    return { key, result: 'blocked', restarted: carry.restarted, outstanding: [], waiting: refused.message, writes: carry.writes + refused.writes };
+  }
   // Deletes made by an attempt that then met a conflict are still this reconcile's.
   const result = carry.restarted.length && (outcome.result === 'idle' || outcome.result === 'waiting') ? 'restarting' : outcome.result;
   return { ...outcome, result, restarted: carry.restarted, writes: carry.writes };
@@ -69,21 +77,30 @@ async function restartOnce(
     env.log.info({ pod: pod.name, uid: pod.uid, result }, 'restart');
   }
 
+  let recorded = workspace;
   if (configMap?.resourceVersion && decision.prunedWorkspace) {
     // Finished steps are forgotten; a conflict here means the config moved on: decide again.
-    await env.kube.replaceConfigMap({ ...configMap, annotations: withRestarts(configMap.annotations, decision.prunedWorkspace) });
+    const pruned = withRestarts(configMap.annotations, decision.prunedWorkspace);
+    await env.kube.patchConfigMap({
+      name: configMap.name,
+      namespace: configMap.namespace,
+      resourceVersion: configMap.resourceVersion,
+      annotations: { [ANNOTATION_RESTARTS]: pruned[ANNOTATION_RESTARTS] ?? null },
+    });
     carry.writes += 1;
     env.onConfigMapWrite?.();
+    recorded = decision.prunedWorkspace;
   }
 
-  // Status from the same observation `assign` would make, so the two never disagree.
+  // Status from the bookkeeping as it now stands (after the prune above, never
+  // before it), judged by the same function `assign` uses, so the two never disagree.
   const config = parseOrUndefined(configMap?.data[valid.spec.configKey ?? 'config.yml']);
   const status = computeStatus({
     swarm: obs.swarm,
     now,
     statefulSet,
     ...(config ? { config } : {}),
-    workspace,
+    workspace: recorded,
     pods,
     unhonouredDedications: assignment.unhonoured.length,
   });

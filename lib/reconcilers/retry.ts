@@ -1,6 +1,7 @@
-// 409 Conflict means someone else wrote first: re-read, re-decide, retry.
-// Bounded; when exhausted the failure is transient, so the broker retries later.
-import { KubeError, isKubeError } from '../kube/errors.js';
+// 409 Conflict means someone else wrote first (and a 404 on a write, that the
+// object went away): re-read, re-decide, retry. Bounded; when exhausted the
+// failure is transient, so the broker retries later.
+import { KubeError, classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
 
 export async function retryOnConflict<T>(env: ReconcileEnv, what: string, attempt: () => Promise<T>): Promise<T> {
@@ -9,7 +10,7 @@ export async function retryOnConflict<T>(env: ReconcileEnv, what: string, attemp
     try {
       return await attempt();
     } catch (err) {
-      if (!isKubeError(err, 'Conflict')) throw err;
+      if (!(err instanceof KubeError) || classifyFailure(err).class !== 'conflict') throw err;
       if (i >= max) throw new KubeError('Transient', 503, `${what}: still conflicting after ${max} attempts: ${err.message}`, err.operation);
       env.onConflictRetry?.();
       env.log.debug({ attempt: i, op: err.operation }, 'conflict, re-reading');

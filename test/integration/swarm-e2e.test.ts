@@ -10,7 +10,7 @@ import type { Swarm } from '../../lib/api/types.js';
 import { diff } from '../../lib/plan/index.js';
 import { assignmentOf, parse } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
-import type { Delivery } from '../../lib/broker/local-broker.js';
+import type { Delivery } from '../../dev/broker/local-broker.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';

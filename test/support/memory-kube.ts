@@ -6,7 +6,7 @@
 import type { Swarm } from '../../lib/api/types.js';
 import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import type { ConfigMapView, EventView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, PodView, StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -33,6 +33,11 @@ export class MemoryKube implements KubeClient {
   /** The next `times` calls of `op` fail with `error` (default: a transient 503). */
   fail(op: Op, times = 1, error = new KubeError('Transient', 503, `injected ${op} failure`, op)): void {
     this.faults.push({ op, error, times });
+  }
+
+  /** Drops every injected fault (the cause was fixed). */
+  heal(): void {
+    this.faults = [];
   }
 
   private async enter(op: Op): Promise<void> {
@@ -164,23 +169,39 @@ export class MemoryKube implements KubeClient {
   async createConfigMap(cm: ConfigMapView) {
     await this.enter('createConfigMap');
     const key = `${cm.namespace}/${cm.name}`;
-    if (this.configMaps.has(key)) throw new KubeError('Conflict', 409, 'configmap already exists', 'createConfigMap');
+    if (this.configMaps.has(key)) throw new KubeError('Conflict', 409, 'configmap already exists', 'createConfigMap', 'CREATE');
     this.record('createConfigMap', cm.name);
     const stored = { ...structuredClone(cm), uid: this.nextUid('cm'), resourceVersion: this.nextRv() };
     this.configMaps.set(key, stored);
     return structuredClone(stored);
   }
 
-  async replaceConfigMap(cm: ConfigMapView) {
-    await this.enter('replaceConfigMap');
-    const key = `${cm.namespace}/${cm.name}`;
+  /** JSON merge patch semantics on the fields a ConfigMapPatch can carry; null removes a key. */
+  async patchConfigMap(patch: ConfigMapPatch) {
+    await this.enter('patchConfigMap');
+    const key = `${patch.namespace}/${patch.name}`;
     const current = this.configMaps.get(key);
-    if (!current) throw new KubeError('NotFound', 404, 'configmap not found', 'replaceConfigMap');
-    if (!cm.resourceVersion || current.resourceVersion !== cm.resourceVersion) {
-      throw new KubeError('Conflict', 409, 'configmap resourceVersion changed', 'replaceConfigMap');
+    if (!current) throw new KubeError('NotFound', 404, 'configmap not found', 'patchConfigMap', 'PATCH');
+    if (!patch.resourceVersion || current.resourceVersion !== patch.resourceVersion) {
+      throw new KubeError('Conflict', 409, 'configmap resourceVersion changed', 'patchConfigMap', 'PATCH');
     }
-    this.record('replaceConfigMap', cm.name);
-    const stored = { ...structuredClone(cm), uid: current.uid, resourceVersion: this.nextRv() };
+    this.record('patchConfigMap', patch.name);
+    const merge = (into: Record<string, string>, change: Record<string, string | null> | undefined) => {
+      const out = { ...into };
+      for (const [k, v] of Object.entries(change ?? {})) {
+        if (v === null) delete out[k];
+        else out[k] = v;
+      }
+      return out;
+    };
+    const stored: ConfigMapView = {
+      ...structuredClone(current),
+      labels: merge(current.labels, patch.labels),
+      annotations: merge(current.annotations, patch.annotations),
+      data: merge(current.data, patch.data),
+      ...(patch.ownerReferences ? { ownerReferences: structuredClone(patch.ownerReferences) } : {}),
+      resourceVersion: this.nextRv(),
+    };
     this.configMaps.set(key, stored);
     return structuredClone(stored);
   }

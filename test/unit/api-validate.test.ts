@@ -70,11 +70,11 @@ describe('validateSwarm names every problem by its field path', () => {
     ['a fractional weight', { workload: { jobs: [{ name: 'd', weight: 1.5 }] } }, 'spec.workload.jobs[0].weight: must be integer, not number'],
     ['a job that is neither string nor object', { workload: { jobs: ['a', 7] } }, 'spec.workload.jobs[1]: must be string or object, not integer'],
     ['an empty job name', { workload: { jobs: [''] } }, 'spec.workload.jobs[0]: must not be empty'],
-    ['a job name too long', { workload: { jobs: ['x'.repeat(254)] } }, 'spec.workload.jobs[0]: must be at most 253 characters'],
+    ['a job name too long', { workload: { jobs: ['x'.repeat(LIMITS.jobNameMaxLength + 1)] } }, `spec.workload.jobs[0]: must be at most ${LIMITS.jobNameMaxLength} characters`],
     ['a control character in a job name', { workload: { jobs: [{ name: 'a\nb' }] } }, 'spec.workload.jobs[0].name: must not contain control characters'],
     ['an object job without a name', { workload: { jobs: [{ weight: 2 }] } }, 'spec.workload.jobs[0].name: is required'],
     ['a misspelled job field', { workload: { jobs: [{ name: 'a', wieght: 2 }] } }, 'spec.workload.jobs[0].wieght: is not a known field'],
-    ['too many jobs', { workload: { jobs: Array.from({ length: LIMITS.maxJobs + 1 }, (_, i) => `j${i}`) } }, 'spec.workload.jobs: must have at most 10000 items'],
+    ['too many jobs', { workload: { jobs: Array.from({ length: LIMITS.maxJobs + 1 }, (_, i) => `j${i}`) } }, `spec.workload.jobs: must have at most ${LIMITS.maxJobs} items`],
     ['maxUnavailable 0', { restart: { maxUnavailable: 0 } }, 'spec.restart.maxUnavailable: must be ≥ 1'],
     ['an unknown restart policy', { restart: { policy: 'Always' } }, 'spec.restart.policy: must be one of Restart, None'],
     ['an unknown handoff', { restart: { handoff: 'Whenever' } }, 'spec.restart.handoff: must be one of MakeBeforeBreak, BreakBeforeMake'],
@@ -96,7 +96,7 @@ describe('validateSwarm names every problem by its field path', () => {
   });
 
   it('at most MAX_PROBLEMS problems, so the Condition message stays bounded', () => {
-    const jobs = Array.from({ length: 5000 }, () => ({ name: 'x'.repeat(200), weight: 5000 }));
+    const jobs = Array.from({ length: 5000 }, () => ({ name: 'x'.repeat(LIMITS.jobNameMaxLength), weight: 5000 }));
     const problems = problemsOf(swarm({ workload: { jobs } }));
     expect(problems).toHaveLength(MAX_PROBLEMS);
     expect(problems[0]).toBe('spec.workload.jobs[0].weight: must be ≤ 1000');

@@ -5,9 +5,9 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { CloudEvent, HTTP } from 'cloudevents';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backoffMs, durationMs, isRetryable, triggerMatches } from '../../lib/broker/filters.js';
-import { createLocalBroker, type Delivery } from '../../lib/broker/local-broker.js';
-import { loadTriggers } from '../../lib/broker/triggers.js';
+import { backoffMs, durationMs, isRetryable, triggerMatches } from '../../dev/broker/filters.js';
+import { createLocalBroker, type Delivery } from '../../dev/broker/local-broker.js';
+import { loadTriggers } from '../../dev/broker/triggers.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 

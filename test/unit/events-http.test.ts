@@ -83,6 +83,16 @@ describe('fromHttp accepts what the adapter sends', () => {
     const event = fromHttp({ ...headers, 'Content-Type': 'application/json; charset=utf-8', 'x-forwarded-for': ['a', 'b'] }, body);
     expect(event.type).toBe('dev.knative.apiserver.resource.update');
   });
+
+  it.each(['application/json;charset=utf-8', 'Application/JSON', ' \tapplication/json', 'APPLICATION/JSON; Charset=UTF-8'])('binary mode with content type %j: data is the object', (type) => {
+    const { headers, body } = resourceUpdate();
+    expect(fromHttp({ ...headers, 'Content-Type': type }, body).data).toEqual(statefulSet);
+  });
+
+  it.each(['application/cloudevents+json;charset=UTF-8', 'Application/CloudEvents+JSON', ' application/cloudevents+json'])('structured mode with content type %j', (type) => {
+    const envelope = { specversion: '1.0', id: 'abc', source: 's', type: 'dev.knative.apiserver.resource.add', datacontenttype: 'application/json', data: statefulSet };
+    expect(fromHttp({ 'content-type': type }, Buffer.from(JSON.stringify(envelope))).data).toEqual(statefulSet);
+  });
 });
 
 describe('fromHttp rejects bad input with a final 4xx that names the problem', () => {
@@ -104,6 +114,11 @@ describe('fromHttp rejects bad input with a final 4xx that names the problem', (
       return rejection(headers, resourceUpdate().body);
     }, 400, /malformed CloudEvent.*source/],
     ['a missing id in structured mode', () => rejection({ 'content-type': 'application/cloudevents+json' }, JSON.stringify({ specversion: '1.0', source: 's', type: 'dev.knative.apiserver.ref.add' })), 400, /missing required attribute id/],
+    ['binary mode without a spec version', () => {
+      const { 'Ce-Specversion': _drop, ...headers } = resourceUpdate().headers;
+      return rejection(headers, resourceUpdate().body);
+    }, 400, /missing required attribute specversion \(ce-specversion header\)/],
+    ['spec version 0.3', () => rejection({ ...resourceUpdate().headers, 'Ce-Specversion': '0.3' }, resourceUpdate().body), 400, /unsupported specversion "0.3": Swarm takes CloudEvents 1.0 only/],
     ['an unknown spec version', () => rejection({ ...resourceUpdate().headers, 'Ce-Specversion': '9.9' }, resourceUpdate().body), 400, /unsupported specversion "9.9"/],
     ['an unknown event type', () => rejection({ ...resourceUpdate().headers, 'Ce-Type': 'com.example.other' }, resourceUpdate().body), 422, /unknown event type "com.example.other"/],
     ['a resource event without data', () => rejection(resourceUpdate().headers, ''), 422, /data must be a Kubernetes object, got no data/],

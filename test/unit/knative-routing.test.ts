@@ -1,13 +1,13 @@
 // Which function receives which event, per the Trigger YAMLs: evaluated with
-// the Knative subscriptions-API filter semantics (lib/broker/filters.ts, after
+// the Knative subscriptions-API filter semantics (dev/broker/filters.ts, after
 // knative.dev/eventing pkg/eventfilter/subscriptionsapi) over events shaped
 // exactly like the ApiServerSource adapter's, and over its recorded events.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CloudEvent } from 'cloudevents';
-import { subscribersFor } from '../../lib/broker/filters.js';
-import { loadTriggers } from '../../lib/broker/triggers.js';
+import { subscribersFor } from '../../dev/broker/filters.js';
+import { loadTriggers } from '../../dev/broker/triggers.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 

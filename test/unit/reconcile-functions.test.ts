@@ -90,7 +90,7 @@ describe('assign', () => {
     const bothRead = new Promise<void>((r) => (release = r));
     kube.beforeCall = async (op) => {
       if (op === 'getConfigMap' && ++reads === 2) release();
-      if (op === 'replaceConfigMap' || op === 'replaceSwarmStatus') await bothRead;
+      if (op === 'patchConfigMap' || op === 'replaceSwarmStatus') await bothRead;
     };
     kube.setStatefulSet('ns', 'swarm-worker', 3);
     let conflicts = 0;

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { describe, expect, it } from 'vitest';
-import { TracePrinter, formatSpanTree, subtreeIds, type SpanRecord } from '../../lib/observability/trace-printer.js';
+import { TracePrinter, formatSpanTree, subtreeIds, type SpanRecord } from '../../dev/trace-printer.js';
 
 const record = (spanId: string, parentSpanId: string | undefined, name: string, startMs: number, durationMs: number, extra: Partial<SpanRecord> = {}): SpanRecord => ({
   traceId: '4bf92f3577b34da6a3ce929d0e0e4736',

@@ -120,7 +120,7 @@ export function createLocalBroker(options: LocalBrokerOptions): LocalBroker {
       publish(event as CloudEvent<unknown>);
       res.status(202).end();
     } catch (err) {
-      res.status(400).json({ error: `not a CloudEvent: ${err instanceof Error ? err.message : String(err)}` });
+      res.status(400).json({ error: `not a CloudEvent: ${err instanceof Error ? err.message : String(err)}`, status: 400 });
     }
   });
 

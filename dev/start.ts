@@ -1,0 +1,136 @@
+// npm start: the whole system on one machine. Builds (first run) and starts the
+// embedded control plane, installs the CRD and the sample Swarm, runs the
+// functions behind a local broker fed by the real ApiServerSource adapter, and
+// shows a live view: one line per reconcile or handoff step that changed
+// something, the shares when they change (dev/live-view.ts). The functions'
+// logs and span trees go to .swarm/start.log. Ctrl-C (or SIGTERM, SIGHUP)
+// stops what it started, whatever stdout is (dev/shutdown.ts).
+import { openSync, writeSync, mkdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import pinoPretty from 'pino-pretty';
+import { keyString } from '../lib/decisions/routing.js';
+import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';
+import type { SwarmView } from '../lib/introspection/view.js';
+import { createLogger } from '../lib/observability/logger.js';
+import { readSwarmView } from '../functions/introspection-read.js';
+import { ALL_TOOLS } from '../test/controlplane/build.js';
+import { defaultWorkDir, ensureBuilt, healthyCluster, startCluster, type Cluster } from '../test/controlplane/cluster.js';
+import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
+import type { Delivery } from './broker/local-broker.js';
+import { liveView, stepFromDelivery, type ViewState } from './live-view.js';
+import { say, stopOnSignals } from './shutdown.js';
+import { TracePrinter } from './trace-printer.js';
+
+const SAMPLE_NAMESPACE = 'swarm';
+const LOG_FILE = join(defaultWorkDir, 'start.log');
+const tty = process.stdout.isTTY === true;
+const bold = (text: string) => (tty ? `\x1b[1m${text}\x1b[0m` : text);
+const progress = (line: string) => say(`${bold('▸')} ${line}\n`);
+const clock = () => new Date().toTimeString().slice(0, 8);
+
+// What this run started, stopped in reverse order; a start still in progress
+// is waited for first, so nothing it launches is missed.
+const stops: Array<() => Promise<void>> = [];
+let inProgress: Promise<unknown> = Promise.resolve();
+let stopping = false;
+const track = <T>(starting: Promise<T>, stop: (started: T) => Promise<void>): Promise<T> => {
+  inProgress = starting;
+  return starting.then((started) => {
+    stops.push(() => stop(started));
+    if (stopping) throw new Error('stopping');
+    return started;
+  });
+};
+
+const stopAll = stopOnSignals(
+  async () => {
+    stopping = true;
+    await inProgress.catch(() => undefined);
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => process.stderr.write(`stop: ${String(err)}\n`));
+  },
+  { onStopping: () => progress('stopping') },
+);
+
+/** Feeds the live view, one delivery at a time, in the order the broker reports them. */
+function liveViewPrinter(kubeconfig: string): (d: Delivery) => void {
+  const read = readSwarmView(createK8sClient(loadKubeConfig(kubeconfig)));
+  let state: ViewState = {};
+  let queue = Promise.resolve();
+  const render = async (d: Delivery, time: string) => {
+    const step = stepFromDelivery(d, time);
+    const views: Record<string, SwarmView> = {};
+    for (const { swarm } of step.swarms) {
+      const [namespace = '', name = ''] = swarm.split('/');
+      const view = await read(namespace, name).catch(() => undefined);
+      if (view) views[keyString({ namespace, name })] = view;
+    }
+    const next = liveView(state, step, views);
+    state = next.state;
+    for (const line of next.lines) say(`${line}\n`);
+  };
+  return (d) => {
+    if (stopping) return;
+    const time = clock();
+    queue = queue.then(() => render(d, time)).catch((err: unknown) => say(`live view: ${String(err)}\n`));
+  };
+}
+
+async function main(): Promise<void> {
+  mkdirSync(defaultWorkDir, { recursive: true });
+  const logFd = openSync(LOG_FILE, 'w');
+  progress(`logs and span trees of the functions: ${relative(process.cwd(), LOG_FILE) || LOG_FILE}`);
+  progress('building the control plane if needed (first run: several minutes, cached afterwards)');
+  await ensureBuilt((line) => progress(line), ALL_TOOLS);
+
+  const running = await healthyCluster(defaultWorkDir);
+  let kubeconfig: string;
+  if (running) {
+    kubeconfig = running.kubeconfigPath;
+    progress(`reusing the cluster at ${running.server}`);
+  } else {
+    // The watchdog (ownerPid) stops the cluster even if this process is killed outright.
+    const cluster: Cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid }), (c) => c.stop());
+    kubeconfig = cluster.kubeconfigPath;
+  }
+
+  progress('installing the Swarm CRD and identities (knative/base), then the sample (knative/samples)');
+  await installSwarm(kubeconfig);
+  await enableNamespace(kubeconfig, SAMPLE_NAMESPACE);
+
+  const log = createLogger({
+    name: 'swarm',
+    level: process.env.LOG_LEVEL ?? 'info',
+    destination: pinoPretty({ destination: logFd, sync: true, colorize: false, ignore: 'pid,hostname,trace_flags' }),
+  });
+  const traces = new TracePrinter({ out: { write: (text: string) => writeSync(logFd, text) } });
+  const local: LocalKnative = await track(
+    startLocalKnative({
+      adminKubeconfig: kubeconfig,
+      namespace: SAMPLE_NAMESPACE,
+      workDir: join(defaultWorkDir, 'local-knative'),
+      onDelivery: liveViewPrinter(kubeconfig),
+      hostExtras: { log, spanProcessors: [traces] },
+    }),
+    (l) => l.stop(),
+  );
+  await kubectl(kubeconfig, ['apply', '-k', join('knative', 'samples')]);
+
+  const assignPort = local.hosts.assign[0]?.port;
+  progress(`broker ${local.brokerUrl}  assign :${assignPort}  restart :${local.hosts.restart[0]?.port}`);
+  say(
+    [
+      'try, in another terminal:',
+      `    kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} scale sts/swarm-worker --replicas 3`,
+      `    kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} get swm`,
+      `    curl -H 'Accept: text/html' http://127.0.0.1:${assignPort}/swarms/${SAMPLE_NAMESPACE}/swarm-worker`,
+      'Ctrl-C stops everything npm start started. Each step that changes something follows:',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  if (stopping) return;
+  process.stderr.write(`swarm start: ${err instanceof Error ? err.message : String(err)}\n`);
+  void stopAll(1);
+});

@@ -1,0 +1,163 @@
+// The assign function's writes on the real API server, running under its own
+// ServiceAccount: what other owners put on the ConfigMap survives, the largest
+// Swarm the schema allows is stored and assigned, an oversize config is refused
+// before it is sent, and a real RBAC refusal is recorded instead of retried.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { assignFunction } from '../../functions/assign/index.js';
+import { LIMITS } from '../../lib/api/schema.js';
+import type { Swarm } from '../../lib/api/types.js';
+import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
+import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { defaultWorkDir } from '../controlplane/cluster.js';
+import { enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
+import { seedStreams } from '../support/fixtures.js';
+
+const kubeconfig = inject('kubeconfig');
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfig);
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const NS = `writes-${process.pid}`;
+const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
+
+let asAssign: ReconcileEnv;
+let asRestart: ReconcileEnv;
+const envFor = (path: string, component: string): ReconcileEnv => ({
+  kube: createK8sClient(loadKubeConfig(path), { timeoutMs: 30_000 }),
+  now: () => new Date(),
+  component,
+  log: silentLog,
+});
+
+beforeAll(async () => {
+  await installSwarm(kubeconfig);
+  await enableNamespace(kubeconfig, NS);
+  const dir = join(defaultWorkDir, 'e2e', NS);
+  asAssign = envFor(await serviceAccountKubeconfig(kubeconfig, 'swarm-assign', dir), 'swarm-assign');
+  asRestart = envFor(await serviceAccountKubeconfig(kubeconfig, 'swarm-restart', dir), 'swarm-restart');
+});
+
+afterAll(async () => {
+  // The finalizer is the test's own: release it so the namespace can go.
+  await kubectl(kubeconfig, ['-n', NS, 'patch', 'configmap', 'shared-config', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']).catch(() => undefined);
+  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+});
+
+const statefulSet = (name: string, replicas: number) => `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  serviceName: ${name}
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: worker, image: ${name}}]}
+`;
+const swarm = (name: string, configMapName: string, jobs: unknown[]) =>
+  JSON.stringify({
+    apiVersion: 'k8slab.info/v1alpha1',
+    kind: 'Swarm',
+    metadata: { name, namespace: NS },
+    spec: { statefulSetName: name, configMapName, restart: { policy: 'None' }, workload: { jobs } },
+  });
+/** Server-side apply: the README's advice for Swarms above client-side apply's 256 KiB annotation. */
+const applySwarm = (doc: string) => kubectl(kubeconfig, ['apply', '--server-side', '-f', '-'], doc);
+const trigger = (name: string) =>
+  ({ source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', namespace: NS, name }) as const;
+const getSwarm = async (name: string) => (await custom.getNamespacedCustomObject({ ...swarmPath, name })) as Swarm;
+const getConfigMap = (name: string) => core.readNamespacedConfigMap({ namespace: NS, name });
+const condition = async (name: string, type: string) => (await getSwarm(name)).status?.conditions?.find((c) => c.type === type);
+
+describe('ConfigMap writes on the real API server', () => {
+  it('keep what other owners put there: finalizer, labels, annotations, owners and data keys survive every write', async () => {
+    const owner = await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'backup-owner' } } });
+    await core.createNamespacedConfigMap({
+      namespace: NS,
+      body: {
+        metadata: {
+          name: 'shared-config',
+          finalizers: ['example.com/keep'],
+          labels: { team: 'streams' },
+          annotations: { 'example.com/note': 'keep me' },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'backup-owner', uid: owner.metadata!.uid! }],
+        },
+        data: { 'other.yml': 'not ours', 'config.yml': '{}' },
+      },
+    });
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('shared', 2));
+    await applySwarm(swarm('shared', 'shared-config', seedStreams));
+    const fn = assignFunction(asAssign, createCoalescer());
+
+    expect((await fn.handle(trigger('shared'))).status).toBe(200); // adopted, version 1, reply sent
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/shared', '--replicas', '3']);
+    expect((await fn.handle(trigger('shared'))).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
+
+    const cm = await getConfigMap('shared-config');
+    expect(cm.metadata?.finalizers).toEqual(['example.com/keep']);
+    expect(cm.metadata?.labels).toMatchObject({ team: 'streams', 'k8slab.info/swarm': 'shared' });
+    expect(cm.metadata?.annotations).toMatchObject({ 'example.com/note': 'keep me' });
+    expect(cm.metadata?.ownerReferences?.map((o) => o.name)).toEqual(['backup-owner', 'shared']);
+    expect(cm.data?.['other.yml']).toBe('not ours');
+    expect(parse(cm.data?.['config.yml'] ?? '').version).toBe(2);
+    expect(cm.metadata?.managedFields?.map((f) => f.manager)).toContain('swarm');
+
+    // Still guarded against lost updates: a patch from a stale read is refused.
+    const stale = { name: 'shared-config', namespace: NS, resourceVersion: String(Number(cm.metadata!.resourceVersion) - 1), data: { 'config.yml': 'stale' } };
+    await expect(asAssign.kube.patchConfigMap(stale)).rejects.toMatchObject({ kind: 'Conflict', status: 409 });
+    expect((await getConfigMap('shared-config')).data?.['config.yml']).toBe(cm.data?.['config.yml']);
+  });
+
+  it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
+    const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => ({ name: `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'), weight: LIMITS.maxWeight }));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('largest', 2));
+    // Why the README says --server-side: client-side apply copies the object into an annotation.
+    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarm('largest', 'largest-config', jobs))).rejects.toThrow(/Too long: .*262144 bytes/);
+    await applySwarm(swarm('largest', 'largest-config', jobs));
+    const out = await assignFunction(asAssign, createCoalescer()).handle(trigger('largest'));
+    expect(out.summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]);
+    const config = parse((await getConfigMap('largest-config')).data?.['config.yml'] ?? '');
+    expect(Object.values(config.workloads).reduce((n, w) => n + w.jobs.length, 0)).toBe(LIMITS.maxJobs);
+    expect((await getSwarm('largest')).status?.phase).not.toBe('Degraded');
+  });
+
+  it('an oversize config is refused before it is sent: ConfigMapTooLarge, a Warning Event, the ConfigMap unchanged, answered 2xx', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('oversize', 2));
+    await applySwarm(swarm('oversize', 'oversize-config', seedStreams));
+    const fn = assignFunction(asAssign, createCoalescer());
+    await fn.handle(trigger('oversize'));
+    const before = await getConfigMap('oversize-config');
+
+    // Within every cap of the schema, but 3 bytes a character: config.yml would be > 1 MiB.
+    const jobs = Array.from({ length: 3000 }, (_, i) => `${i}-${'€'.repeat(LIMITS.jobNameMaxLength - 6)}`);
+    await applySwarm(swarm('oversize', 'oversize-config', jobs));
+    const out = await fn.handle(trigger('oversize'));
+    expect(out.status).toBe(202);
+    expect(out.summary.swarms).toMatchObject([{ result: 'blocked', reason: 'ConfigMapTooLarge' }]);
+    expect(await condition('oversize', 'Degraded')).toMatchObject({ status: 'True', reason: 'ConfigMapTooLarge' });
+    expect((await condition('oversize', 'Degraded'))?.message).toMatch(/bytes of data .*the limit is 1,048,576 bytes/);
+    const events = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'involvedObject.name=oversize,reason=ConfigMapTooLarge' });
+    expect(events.items.map((e) => e.type)).toContain('Warning');
+    const after = await getConfigMap('oversize-config');
+    expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+  });
+
+  it('a real RBAC refusal (restart may not create ConfigMaps) is recorded as Forbidden, not retried', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('denied', 1));
+    await applySwarm(swarm('denied', 'denied-config', seedStreams));
+    // Run assign's reconcile with restart's identity: the create is denied by the real authorizer.
+    const out = await assignFunction(asRestart, createCoalescer()).handle(trigger('denied'));
+    expect(out.status).toBe(202);
+    expect(out.summary.swarms).toMatchObject([{ result: 'blocked', reason: 'Forbidden' }]);
+    const degraded = await condition('denied', 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'Forbidden' });
+    expect(degraded?.message).toMatch(/^CREATE configmaps .*: 403/);
+    // Once the right identity acts, it converges.
+    expect((await assignFunction(asAssign, createCoalescer()).handle(trigger('denied'))).summary.swarms).toMatchObject([{ result: 'changed' }]);
+    expect(await condition('denied', 'Degraded')).toMatchObject({ status: 'False' });
+  });
+});

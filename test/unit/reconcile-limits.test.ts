@@ -1,0 +1,179 @@
+// Writes that respect other owners and limits that hold: the merge patch of the
+// fields Swarm owns, the size checks before a write, the compact restart
+// bookkeeping and bounded condition messages. Pure decisions, no cluster.
+import { describe, expect, it } from 'vitest';
+import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
+import type { Swarm } from '../../lib/api/types.js';
+import { validateSwarm } from '../../lib/api/validate.js';
+import { configMapPatch, configMapSizes, decideConfigMap } from '../../lib/decisions/configmap.js';
+import { boundMessage, computeStatus, summariseWorkers } from '../../lib/decisions/status.js';
+import { ANNOTATION_RESTARTS, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
+import { mergePatchBody } from '../../lib/kube/k8s-client.js';
+import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import { parse, render } from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const valid = (s: Swarm): Swarm => {
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+const pod = (ordinal: number, uid = `pod-${ordinal}`): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid,
+  resourceVersion: '1',
+  creationTimestamp: '2026-01-01T00:00:00Z',
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker' },
+  ownerStatefulSet: 'swarm-worker',
+});
+const uuid = (i: number) => `0000${i}`.slice(-5).padStart(36, 'a');
+
+/** A ConfigMap someone else also writes to: a finalizer is invisible to Swarm, these are not. */
+function sharedConfigMap(): ConfigMapView {
+  return {
+    name: 'swarm-worker-config',
+    namespace: 'ns',
+    uid: 'cm-uid',
+    resourceVersion: '42',
+    labels: { team: 'streams' },
+    annotations: { 'example.com/note': 'keep me' },
+    ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Backup', name: 'nightly', uid: 'backup-uid' }],
+    data: { 'other.yml': 'not ours', 'config.yml': '{}' },
+  };
+}
+
+describe('the ConfigMap write carries only what Swarm owns', () => {
+  const swarm = valid(swarmOf());
+
+  it('adopting a shared ConfigMap: foreign labels, annotations, owners and data keys are not in the patch, and survive it', () => {
+    const observed = sharedConfigMap();
+    const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: observed, pods: [pod(0), pod(1)] });
+    if (d.kind !== 'converge') throw new Error(d.message);
+    expect(d.write).toBe('update');
+    const patch = d.patch!;
+    expect(patch.resourceVersion).toBe('42');
+    expect(Object.keys(patch.labels ?? {}).sort()).toEqual(['app.kubernetes.io/managed-by', 'k8slab.info/swarm']);
+    expect(patch.annotations ?? {}).not.toHaveProperty('example.com/note');
+    expect(Object.keys(patch.data ?? {})).toEqual(['config.yml']);
+    // A merge patch replaces a list whole: the foreign owner is sent along with ours.
+    expect(patch.ownerReferences?.map((o) => o.uid)).toEqual(['backup-uid', 'swarm-uid']);
+    // What the API server receives: resourceVersion as the precondition, no finalizers, no foreign keys.
+    const body = mergePatchBody(patch) as { metadata: Record<string, unknown>; data: Record<string, unknown> };
+    expect(body.metadata.resourceVersion).toBe('42');
+    expect(body.metadata).not.toHaveProperty('finalizers');
+    expect(body.data).not.toHaveProperty('other.yml');
+  });
+
+  it('removes a key Swarm no longer wants with null, and sends nothing when nothing differs', () => {
+    const observed: ConfigMapView = { ...sharedConfigMap(), annotations: { a: '1', [ANNOTATION_RESTARTS]: 'x' } };
+    const desired: ConfigMapView = { ...observed, annotations: { a: '1' } };
+    expect(configMapPatch(observed, desired)).toEqual({ name: observed.name, namespace: 'ns', resourceVersion: '42', annotations: { [ANNOTATION_RESTARTS]: null } });
+    expect(configMapPatch(observed, observed)).toBeUndefined();
+  });
+});
+
+describe('limits checked before a write', () => {
+  it('a config.yml over 1 MiB is refused before it is sent: ConfigMapTooLarge, with the size and the limit', () => {
+    // Within the schema's caps, but multi-byte names: 3 bytes a character.
+    const jobs = Array.from({ length: 3000 }, (_, i) => `${i}-${'€'.repeat(LIMITS.jobNameMaxLength - 6)}`);
+    const swarm = valid(swarmOf({ jobs }));
+    const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] });
+    expect(d).toMatchObject({ kind: 'blocked', reason: 'ConfigMapTooLarge' });
+    if (d.kind !== 'blocked') return;
+    expect(d.message).toMatch(/would hold 1,\d{3},\d{3} bytes of data .* the limit is 1,048,576 bytes/);
+  });
+
+  it('the largest Swarm of plain names fits', () => {
+    const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'));
+    const swarm = valid(swarmOf({ jobs }));
+    const d = decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] });
+    expect(d.kind).toBe('converge');
+    if (d.kind !== 'converge') return;
+    expect(configMapSizes(d.configMap).dataBytes).toBeLessThan(KUBERNETES_LIMITS.configMapDataBytes);
+  });
+
+  it('more replicas than a Swarm manages: TooManyWorkers, nothing written', () => {
+    const d = decideConfigMap({ swarm: valid(swarmOf()), statefulSet: sts(LIMITS.maxWorkers + 1), configMap: undefined, pods: [] });
+    expect(d).toMatchObject({ kind: 'blocked', reason: 'TooManyWorkers' });
+  });
+});
+
+describe('the restart bookkeeping annotation', () => {
+  const workspace = (workers: number, waits: number): RestartWorkspace => ({
+    version: 7,
+    steps: Array.from({ length: workers }, (_, i) => ({
+      worker: `swarm-worker-${i}`,
+      staleUid: uuid(i),
+      waitFor: Array.from({ length: waits }, (_, j) => `swarm-worker-${(i + j + 1) % workers}`),
+    })),
+  });
+
+  it('round-trips, compactly: every worker of the largest Swarm pending stays far below 256 KiB', () => {
+    const ws = workspace(LIMITS.maxWorkers, 3);
+    const annotations = withRestarts({}, ws);
+    expect(readRestarts(annotations)).toEqual(ws);
+    expect(Buffer.byteLength(annotations[ANNOTATION_RESTARTS]!)).toBeLessThan(KUBERNETES_LIMITS.annotationsBytes / 4);
+  });
+
+  it('2,600 pending workers (the case that overflowed before) fit too', () => {
+    const annotations = withRestarts({}, workspace(2600, 1));
+    expect(Buffer.byteLength(annotations[ANNOTATION_RESTARTS]!)).toBeLessThan(KUBERNETES_LIMITS.annotationsBytes);
+  });
+
+  it('still reads the older verbose form', () => {
+    const ws = workspace(3, 1);
+    expect(readRestarts({ [ANNOTATION_RESTARTS]: JSON.stringify(ws) })).toEqual(ws);
+  });
+
+  it('a damaged annotation reads as nothing pending', () => {
+    expect(readRestarts({ [ANNOTATION_RESTARTS]: '{"v":1,"sts":"w","s":[["x"]]}' })).toEqual({ version: 1, steps: [] });
+    expect(readRestarts({ [ANNOTATION_RESTARTS]: '{"v":"1","sts":"w","s":[]}' })).toEqual({ version: 0, steps: [] });
+  });
+});
+
+describe('condition messages stay bounded', () => {
+  it('summarises long worker lists', () => {
+    const names = Array.from({ length: 1220 }, (_, i) => `worker-${i}`);
+    expect(summariseWorkers(names, 2)).toBe('worker-0, worker-1, … and 1,218 more');
+    expect(summariseWorkers(names.slice(0, 2), 2)).toBe('worker-0, worker-1');
+  });
+
+  it('1,000 workers restarting: every message well under 32 KiB', () => {
+    const n = LIMITS.maxWorkers;
+    const pods = Array.from({ length: n }, (_, i) => pod(i));
+    const workloads = Object.fromEntries(pods.map((p) => [p.name, { jobs: ['j'], version: 2 }]));
+    const config = parse(render({ version: 2, workloads }));
+    const workspace = { version: 2, steps: pods.map((p) => ({ worker: p.name, staleUid: p.uid, waitFor: [] })) };
+    const status = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(n), config, workspace, pods });
+    expect(status.phase).toBe('Updating');
+    for (const c of status.conditions ?? []) expect(Buffer.byteLength(c.message)).toBeLessThan(KUBERNETES_LIMITS.conditionMessageBytes / 4);
+    expect(status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/… and 980 more$/);
+  });
+
+  it('any message is cut to the limit', () => {
+    expect(boundMessage('x'.repeat(100_000))).toHaveLength(LIMITS.conditionMessageMaxLength);
+  });
+});
+
+describe('status reports the bookkeeping as recorded', () => {
+  it('a finished restart still listed in the annotation is not Running yet', () => {
+    const pods = [pod(0, 'new-uid'), pod(1)];
+    const config = parse(render({ version: 2, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 2 }, 'swarm-worker-1': { jobs: ['b'], version: 1 } } }));
+    const recorded = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'old-uid', waitFor: [] }] };
+    const before = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: recorded, pods });
+    expect(before.phase).toBe('Updating');
+    expect(before.workers?.[0]?.restartPending).toBe(false); // the pod itself runs the new share
+    const cleared = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: { version: 2, steps: [] }, pods });
+    expect(cleared.phase).toBe('Running');
+  });
+
+  it('steps of workers removed by a scale-down do not hold it back', () => {
+    const config = parse(render({ version: 3, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 3 } } }));
+    const recorded = { version: 3, steps: [{ worker: 'swarm-worker-4', staleUid: 'gone', waitFor: [] }] };
+    expect(computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(1), config, workspace: recorded, pods: [pod(0)] }).phase).toBe('Running');
+  });
+});
