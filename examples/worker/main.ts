@@ -7,7 +7,7 @@
 // metadata.uid, optional: tells the recorder which incarnation of the pod
 // spoke), CONFIG_PATH (default /etc/swarm/config.yml), PORT (default 8080),
 // LOG_LEVEL (default info).
-import { pino, stdTimeFunctions } from 'pino';
+import { destination, pino, stdTimeFunctions } from 'pino';
 import { parse } from '../../lib/workerconfig/index.js';
 import { lifecycleReport, transitionReports, type Report, type Reporter } from './report.js';
 import { createWorkerServer } from './server.js';
@@ -15,7 +15,12 @@ import { INITIAL_STATE, nextState, stopAll, type Transition, type WorkerState } 
 import { watchConfigFile } from './watch.js';
 
 // ISO times: the reports are read by people as well as by the recorder.
-const log = pino({ name: 'swarm-worker', level: process.env.LOG_LEVEL ?? 'info', timestamp: stdTimeFunctions.isoTime });
+// Synchronous writes: pino's default asynchronous stdout can put a line held
+// back by a full pipe after later ones at exit, and reports must keep their order.
+const log = pino(
+  { name: 'swarm-worker', level: process.env.LOG_LEVEL ?? 'info', timestamp: stdTimeFunctions.isoTime },
+  destination({ dest: 1, sync: true }),
+);
 
 const podName = process.env.POD_NAME;
 if (!podName) {
