@@ -119,6 +119,12 @@ describe('pods that end without stop lines', () => {
     expect(owned.anomalies).toHaveLength(1);
   });
 
+  it('a stop without a start, after the process\'s own start line, ran nothing (an anomaly)', () => {
+    const owned = ownershipsOf([boot('a', 0), started('a', 'j', 1), exit('a', 4), stopped('a', 'j', 4)]);
+    expect(owned.ownerships).toEqual([{ job: 'j', source: 'a', from: s(1), to: s(4), endedBy: 'worker.stopped' }]);
+    expect(owned.anomalies).toHaveLength(1);
+  });
+
   it('a stop without a start ran since before the window; a second start is ignored; both are anomalies', () => {
     const owned = ownershipsOf([stopped('a', 'j', 3), started('a', 'k', 1), started('a', 'k', 2), stopped('a', 'k', 4)]);
     expect(owned.ownerships.map((o) => [o.job, o.from / 1000, o.to / 1000])).toEqual([

@@ -77,12 +77,14 @@ export function ownershipsOf(reports: readonly ObservedReport[], ends: readonly 
   for (const [source, list] of bySource) {
     list.sort((a, b) => a.time - b.time || a.seq - b.seq);
     const open = new Map<string, number>();
+    let booted = false;
     const closeAll = (at: number, endedBy: Ownership['endedBy']) => {
       for (const [job, from] of open) ownerships.push({ job, source, from, to: Math.max(from, at), endedBy });
       open.clear();
     };
     for (const r of list) {
       if (r.event === 'worker.started') {
+        booted = true;
         if (open.size) anomalies.push(`${source}: a new worker process started at ${iso(r.time)} with ${open.size} jobs never stopped (ended at that restart)`);
         closeAll(r.time, 'restarted');
       } else if (r.event === 'worker.stopped') {
@@ -95,9 +97,10 @@ export function ownershipsOf(reports: readonly ObservedReport[], ends: readonly 
       } else {
         const from = open.get(r.job);
         if (from === undefined) {
-          // Its start predates what we read: it ran since before any window.
           anomalies.push(`${source}: ${r.job} stopped at ${iso(r.time)} without a start`);
-          ownerships.push({ job: r.job, source, from: -Infinity, to: r.time, endedBy: 'stopped' });
+          // Read from the process's start, a stop without a start ran nothing; read from
+          // the middle of a log, its start predates what we read: it ran since before any window.
+          if (!booted) ownerships.push({ job: r.job, source, from: -Infinity, to: r.time, endedBy: 'stopped' });
         } else {
           ownerships.push({ job: r.job, source, from, to: r.time, endedBy: 'stopped' });
           open.delete(r.job);
