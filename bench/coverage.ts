@@ -35,6 +35,8 @@ const STEP_TIMEOUT_MS = 240_000;
 
 const syncArg = process.argv.indexOf('--sync');
 const syncs: Array<string | undefined> = syncArg >= 0 ? [process.argv[syncArg + 1] === 'default' ? undefined : process.argv[syncArg + 1]] : [undefined, '10s'];
+/** Sync period label → the worker image that ran. */
+const images = new Map<string, string>();
 const progress = (line: string) => process.stderr.write(`[bench:coverage] ${line}\n`);
 
 interface StepResult {
@@ -73,6 +75,7 @@ async function run(syncFrequency: string | undefined): Promise<StepResult[]> {
   try {
     const kubeconfig = cluster.kubeconfigPath;
     const image = await ensureWorkerImage(cluster, (line: string) => progress(`  ${line}`));
+    images.set(label, image);
     await installSwarm(kubeconfig);
     await enableNamespace(kubeconfig, NS);
     recorder = await recordWorkerPool(kubeconfig, NS);
@@ -185,7 +188,9 @@ const fmt = (s: number | undefined) => (s === undefined ? '—' : s.toFixed(1));
 function table(label: string, results: readonly StepResult[]): string[] {
   const total = (key: 'uncoveredJobSeconds' | 'duplicateJobSeconds') => results.slice(1).reduce((sum, r) => sum + r[key], 0);
   return [
-    `### kubelet sync period: ${label}`,
+    `### kubelet sync period: ${label === 'default' ? 'default (1m)' : label}`,
+    '',
+    `Worker image: \`${images.get(label) ?? '?'}\`.`,
     '',
     '| step | config version | status converged (s) | workers converged (s) | uncovered job-s | jobs uncovered | longest gap (s) | duplicate job-s | jobs duplicated | pods restarted | pods removed |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -202,16 +207,16 @@ function table(label: string, results: readonly StepResult[]): string[] {
 
 const started = Date.now();
 const sections: string[] = [];
-for (const sync of syncs) sections.push(...table(sync ?? 'default (1m)', await run(sync)));
+for (const sync of syncs) sections.push(...table(sync ?? 'default', await run(sync)));
 const header = [
-  '# Coverage benchmark (baseline: today\'s design, before the handoff issue)',
+  '## Coverage benchmark (baseline: today\'s design, before the handoff issue)',
   '',
   `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx). Generated ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`,
   `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet), shared with other work while it ran.`,
   '',
   'Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams (Restart, MakeBeforeBreak, maxUnavailable 1), the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then `kubectl scale sts/swarm-worker` 2→3→4→1→3, each step started when the previous one converged.',
   '',
-  'Per step, over the window from the command until the workers\' own reports show every job run exactly once by the new replica count (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers\' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *status converged*: the Swarm said Running at the new version with every pod Ready; *workers converged*: what the workers themselves ran agreed. A pod that died without stop lines ends at its container\'s terminated time. Numbers, not assertions: issue 11 is expected to bring uncovered job-seconds to zero.',
+  'Per step, over the window from the command until the workers\' own reports show every job run exactly once by the new replica count (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers\' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *status converged*: the Swarm said Running at the new version with every pod Ready; *workers converged*: what the workers themselves ran agreed. A pod that died without stop lines ends at its container\'s terminated time. One run per setting: the numbers move by seconds from run to run with the machine\'s load and the kubelet\'s timing (e.g. whether a new worker loads its share before or after the losers restart decides between duplicate and uncovered seconds). Numbers, not assertions: issue 11 is expected to bring uncovered job-seconds to zero.',
   '',
 ];
 const body = [...header, ...sections].join('\n');
