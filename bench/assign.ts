@@ -4,7 +4,7 @@
 //
 //   npm run bench:assign               full matrix → bench/RESULTS.md + SVGs
 //   npm run bench:assign -- --quick    J ≤ 10k only, to stdout
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { assign, lowerBound, type Assignment } from '../lib/assignment/index.js';
 import { hash32, fmix32 } from '../lib/assignment/hash.js';
@@ -15,6 +15,8 @@ import { rendezvous } from './peers/rendezvous.js';
 import { roundRobin } from './peers/round-robin.js';
 import type { Algorithm, JobSet, PreviousLayout } from './peers/types.js';
 import { lineChart } from './svg.js';
+import { sectionOf } from './results-file.js';
+import { COVERAGE_SECTION } from './coverage-section.js';
 
 const quick = process.argv.includes('--quick');
 const STS = 'w';
@@ -396,6 +398,9 @@ const svgs = quick ? [] : charts(rows);
 out.push('## Charts', '', ...svgs.map((f) => `![${f}](${f})`), '');
 if (quick) process.stdout.write(out.join('\n'));
 else {
-  writeFileSync(new URL('RESULTS.md', import.meta.url), out.join('\n'));
+  // Other benchmarks' sections (bench:coverage) are kept as they were.
+  const file = new URL('RESULTS.md', import.meta.url);
+  const kept = existsSync(file) ? sectionOf(readFileSync(file, 'utf8'), COVERAGE_SECTION) : undefined;
+  writeFileSync(file, out.join('\n') + (kept ? `\n${kept}\n` : ''));
   process.stderr.write(`wrote bench/RESULTS.md and ${svgs.join(', ')}\n`);
 }

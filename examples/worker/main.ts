@@ -1,33 +1,56 @@
 // The reference worker: runs as a pod of the Swarm's StatefulSet, reads its own
-// share of the ConfigMap by pod name, follows the kubelet's updates, and says
-// what it gained and lost. A real worker would start and stop its jobs where
-// this one logs them.
+// share of the ConfigMap by pod name, follows the kubelet's updates, and
+// reports each job it starts and stops as one JSON log line (report.ts). A
+// real worker would start and stop its jobs where this one reports them.
 //
-// env: POD_NAME (downward API, required), CONFIG_PATH (default
-// /etc/swarm/config.yml), PORT (default 8080), LOG_LEVEL (default info).
-import { pino } from 'pino';
+// env: POD_NAME (downward API metadata.name, required), POD_UID (downward API
+// metadata.uid, optional: tells the recorder which incarnation of the pod
+// spoke), CONFIG_PATH (default /etc/swarm/config.yml), PORT (default 8080),
+// LOG_LEVEL (default info).
+import { destination, pino, stdTimeFunctions } from 'pino';
 import { parse } from '../../lib/workerconfig/index.js';
+import { lifecycleReport, transitionReports, type Report, type Reporter } from './report.js';
 import { createWorkerServer } from './server.js';
-import { INITIAL_STATE, nextState, type WorkerState } from './state.js';
+import { INITIAL_STATE, nextState, stopAll, type Transition, type WorkerState } from './state.js';
 import { watchConfigFile } from './watch.js';
 
-const log = pino({ name: 'swarm-worker', level: process.env.LOG_LEVEL ?? 'info' });
+// ISO times: the reports are read by people as well as by the recorder.
+// Synchronous writes: pino's default asynchronous stdout can put a line held
+// back by a full pipe after later ones at exit, and reports must keep their order.
+const log = pino(
+  { name: 'swarm-worker', level: process.env.LOG_LEVEL ?? 'info', timestamp: stdTimeFunctions.isoTime },
+  destination({ dest: 1, sync: true }),
+);
 
 const podName = process.env.POD_NAME;
 if (!podName) {
   log.fatal('POD_NAME is not set (give it from the downward API: fieldRef metadata.name)');
   process.exit(2);
 }
+const reporter: Reporter = { pod: podName, uid: process.env.POD_UID || undefined };
 const configPath = process.env.CONFIG_PATH ?? '/etc/swarm/config.yml';
 const port = Number(process.env.PORT ?? 8080);
 
+// Reports are logged at info whatever LOG_LEVEL says: the recorder depends on them.
+const reports = log.child({}, { level: 'info' });
+const report = (r: Report): void => reports.info(r, r.event.replace('.', ' '));
+
 let state: WorkerState = INITIAL_STATE;
+
+/** Applies a transition: the jobs stop and start here, each reported as it happens. */
+function apply(step: Transition): void {
+  const before = state;
+  state = step.state;
+  for (const r of transitionReports(before, step, reporter)) report(r);
+}
+
+report(lifecycleReport('worker.started', reporter));
 
 const watcher = watchConfigFile(
   configPath,
   (text) => {
     const step = nextState(state, text, podName, parse, new Date());
-    state = step.state;
+    apply(step);
     const { jobs, version } = state.share;
     if (step.kind === 'changed') {
       const { gained, lost, kept } = step.change;
@@ -41,13 +64,21 @@ const watcher = watchConfigFile(
   { onError: (error) => log.warn({ err: error }, 'reading the config failed') },
 );
 
-const server = createWorkerServer(() => ({ pod: podName, ...state }));
-server.listen(port, () => log.info({ pod: podName, configPath, port }, 'worker started'));
+const server = createWorkerServer(() => ({ ...reporter, ...state }));
+server.listen(port, () => {
+  const address = server.address();
+  log.info({ pod: podName, configPath, port: typeof address === 'object' && address ? address.port : port }, 'listening');
+});
 
 function shutdown(signal: string): void {
   log.info({ signal }, 'stopping');
   watcher.close();
+  // Stop (and report) every job before exiting: the pod's end is then in its own log.
+  apply(stopAll(state));
+  report(lifecycleReport('worker.stopped', reporter));
   server.close(() => process.exit(0));
+  // Keep-alive connections (probes) must not hold the exit past the grace period.
+  server.closeAllConnections();
 }
 process.once('SIGTERM', () => shutdown('SIGTERM'));
 process.once('SIGINT', () => shutdown('SIGINT'));

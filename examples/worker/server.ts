@@ -1,14 +1,20 @@
 // The worker's HTTP surface: its current share (the original's remote
-// introspection) and a liveness check.
+// introspection: the jobs it runs, the config version it loaded and when) and
+// a liveness check.
 import { createServer, type Server } from 'node:http';
 import type { Share } from './share.js';
 
 export interface AssignmentView {
   readonly pod: string;
+  readonly uid?: string | undefined;
+  /** The jobs this worker runs now, at its share's version. */
   readonly share: Share;
   /** The top-level config version the share was read from; undefined before the first config. */
   readonly configVersion: number | undefined;
+  /** When the config it runs was read (ISO time). */
   readonly loadedAt: string | undefined;
+  /** Stopping to exit: it runs nothing and loads nothing more. */
+  readonly stopping?: boolean;
 }
 
 export function createWorkerServer(view: () => AssignmentView): Server {
@@ -21,8 +27,8 @@ export function createWorkerServer(view: () => AssignmentView): Server {
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, { error: 'method not allowed' });
     if (path === '/healthz') return send(200, { status: 'ok' });
     if (path === '/assignment') {
-      const { pod, share, configVersion, loadedAt } = view();
-      return send(200, { pod, jobs: share.jobs, version: share.version, configVersion, loadedAt });
+      const { pod, uid, share, configVersion, loadedAt, stopping = false } = view();
+      return send(200, { pod, ...(uid ? { uid } : {}), jobs: share.jobs, version: share.version, configVersion, loadedAt, stopping });
     }
     return send(404, { error: 'not found' });
   });

@@ -6,9 +6,11 @@ export interface WorkerState {
   readonly share: Share;
   readonly configVersion: number | undefined;
   readonly loadedAt: string | undefined;
+  /** Set once the worker stopped its jobs to exit: later config reads start nothing. */
+  readonly stopping: boolean;
 }
 
-export const INITIAL_STATE: WorkerState = { share: EMPTY_SHARE, configVersion: undefined, loadedAt: undefined };
+export const INITIAL_STATE: WorkerState = { share: EMPTY_SHARE, configVersion: undefined, loadedAt: undefined, stopping: false };
 
 export type Transition =
   | { readonly kind: 'changed'; readonly state: WorkerState; readonly change: ShareChange }
@@ -27,6 +29,7 @@ export function nextState(
   parse: (text: string) => WorkloadsView,
   now: Date,
 ): Transition {
+  if (state.stopping) return { kind: 'unchanged', state };
   let config: WorkloadsView | undefined;
   if (text !== undefined) {
     try {
@@ -36,10 +39,22 @@ export function nextState(
     }
   }
   const share = config ? shareOf(config, podName) : EMPTY_SHARE;
-  const next: WorkerState = { share, configVersion: config?.version, loadedAt: now.toISOString() };
+  const next: WorkerState = { share, configVersion: config?.version, loadedAt: now.toISOString(), stopping: false };
   const change = diffShares(state.share, share);
   if (change.gained.length === 0 && change.lost.length === 0 && share.version === state.share.version) {
     return { kind: 'unchanged', state: next };
   }
   return { kind: 'changed', state: next, change };
+}
+
+/**
+ * Stopping to exit (SIGTERM): every running job is lost. The share keeps its
+ * version so the stop reports say which version had been running.
+ */
+export function stopAll(state: WorkerState): Transition & { readonly kind: 'changed' } {
+  return {
+    kind: 'changed',
+    state: { ...state, share: { jobs: [], version: state.share.version }, stopping: true },
+    change: { gained: [], lost: state.share.jobs, kept: [] },
+  };
 }

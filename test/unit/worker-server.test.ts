@@ -26,6 +26,7 @@ describe('reference worker HTTP', () => {
       version: 1,
       configVersion: 1,
       loadedAt: 't1',
+      stopping: false,
     });
     view = { ...view, share: { jobs: ['stream:b', 'stream:c'], version: 2 }, configVersion: 2 };
     const body = (await (await fetch(`${base}/assignment`)).json()) as { jobs: string[]; version: number };

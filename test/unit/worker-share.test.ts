@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { diffShares, EMPTY_SHARE, shareOf, type WorkloadsView } from '../../examples/worker/share.js';
-import { INITIAL_STATE, nextState } from '../../examples/worker/state.js';
+import { INITIAL_STATE, nextState, stopAll } from '../../examples/worker/state.js';
+import { jobReports, lifecycleReport, transitionReports } from '../../examples/worker/report.js';
 
 const config: WorkloadsView = {
   version: 4,
@@ -50,7 +51,7 @@ describe('nextState', () => {
     expect(step.kind).toBe('changed');
     if (step.kind !== 'changed') return;
     expect(step.change.gained).toEqual(['stream:a', 'stream:b']);
-    expect(step.state).toEqual({ share: { jobs: ['stream:a', 'stream:b'], version: 4 }, configVersion: 4, loadedAt: now.toISOString() });
+    expect(step.state).toEqual({ share: { jobs: ['stream:a', 'stream:b'], version: 4 }, configVersion: 4, loadedAt: now.toISOString(), stopping: false });
   });
 
   it('reports no change when another worker\'s share moved', () => {
@@ -75,6 +76,66 @@ describe('nextState', () => {
     if (step.kind !== 'changed') return;
     expect(step.change.lost).toEqual(['stream:a', 'stream:b']);
     expect(step.state.share).toBe(EMPTY_SHARE);
+  });
+});
+
+describe('stopAll', () => {
+  const parse = (text: string): WorkloadsView => JSON.parse(text) as WorkloadsView;
+
+  it('loses every running job, keeps the version, and ignores configs read afterwards', () => {
+    const running = nextState(INITIAL_STATE, JSON.stringify(config), 'swarm-worker-0', parse, new Date(0)).state;
+    const step = stopAll(running);
+    expect(step.change).toEqual({ gained: [], lost: ['stream:a', 'stream:b'], kept: [] });
+    expect(step.state.share).toEqual({ jobs: [], version: 4 });
+    expect(step.state.stopping).toBe(true);
+    const later = nextState(step.state, JSON.stringify(config), 'swarm-worker-0', parse, new Date(1));
+    expect(later).toEqual({ kind: 'unchanged', state: step.state });
+  });
+
+  it('of a worker that never loaded a config: nothing to stop', () => {
+    expect(stopAll(INITIAL_STATE).change.lost).toEqual([]);
+  });
+});
+
+describe('job reports', () => {
+  const parse = (text: string): WorkloadsView => JSON.parse(text) as WorkloadsView;
+  const reporter = { pod: 'swarm-worker-0', uid: 'u-0' };
+
+  it('stops before starts; a stop carries the version that ran, a start the new one', () => {
+    const reports = jobReports({ gained: ['c'], lost: ['a'], kept: ['b'] }, { before: 3, after: 5, configVersion: 5 }, reporter);
+    expect(reports).toEqual([
+      { event: 'job.stopped', job: 'a', version: 3, configVersion: 5, pod: 'swarm-worker-0', uid: 'u-0' },
+      { event: 'job.started', job: 'c', version: 5, configVersion: 5, pod: 'swarm-worker-0', uid: 'u-0' },
+    ]);
+  });
+
+  it('leaves the uid out when the pod has none (a local process)', () => {
+    expect(lifecycleReport('worker.started', { pod: 'p' })).toEqual({ event: 'worker.started', pod: 'p' });
+    expect(jobReports({ gained: ['a'], lost: [], kept: [] }, { before: -1, after: 1, configVersion: 1 }, { pod: 'p', uid: undefined })[0]).not.toHaveProperty('uid');
+  });
+
+  it('follow a worker through first load, a move, an unchanged reload and its stop', () => {
+    const steps = [
+      JSON.stringify(config),
+      JSON.stringify({ version: 5, workloads: { ...config.workloads, 'swarm-worker-0': { jobs: ['stream:b', 'stream:d'], version: 5 } } }),
+      JSON.stringify({ version: 6, workloads: { ...config.workloads, 'swarm-worker-0': { jobs: ['stream:b', 'stream:d'], version: 5 } } }),
+    ];
+    let state = INITIAL_STATE;
+    const lines: string[] = [];
+    const record = (step: ReturnType<typeof stopAll> | ReturnType<typeof nextState>) => {
+      for (const r of transitionReports(state, step, reporter)) lines.push(`${r.event} ${r.job}@${r.version}`);
+      state = step.state;
+    };
+    for (const text of steps) record(nextState(state, text, 'swarm-worker-0', parse, new Date(0)));
+    record(stopAll(state));
+    expect(lines).toEqual([
+      'job.started stream:a@4',
+      'job.started stream:b@4',
+      'job.stopped stream:a@4',
+      'job.started stream:d@5',
+      'job.stopped stream:b@5',
+      'job.stopped stream:d@5',
+    ]);
   });
 });
 

@@ -1,0 +1,79 @@
+// The sample worker pool (knative/samples/statefulset.yaml: the reference
+// worker as real pods mounting the real ConfigMap) in a test namespace, and
+// what its workers say they run, read by the coverage recorder.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { repoRoot } from '../controlplane/cluster.js';
+import { recordWorkerPods, type WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
+import { eventually } from '../support/timeline.js';
+
+export const WORKER_POOL_SAMPLE = join(repoRoot, 'knative', 'samples', 'statefulset.yaml');
+export const WORKER_SELECTOR = 'app=swarm-worker';
+
+/**
+ * The sample's Service and StatefulSet, in `namespace` at `replicas`, running
+ * `image` when given (the worker image as built, whose tag carries its content
+ * hash), as one YAML stream for `kubectl apply`.
+ */
+export function workerPoolYaml(namespace: string, replicas: number, image?: string): string {
+  return parseAllDocuments(readFileSync(WORKER_POOL_SAMPLE, 'utf8'))
+    .map((doc) => {
+      const object = doc.toJS() as { kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
+      object.metadata = { ...object.metadata, namespace };
+      if (object.kind === 'StatefulSet') {
+        object.spec = { ...object.spec, replicas };
+        if (image) {
+          const pod = (object.spec.template as { spec: { containers: Array<{ name: string; image: string }> } }).spec;
+          for (const container of pod.containers) if (container.name === 'worker') container.image = image;
+        }
+      }
+      return stringify(object);
+    })
+    .join('---\n');
+}
+
+export function recordWorkerPool(kubeconfig: string, namespace: string): Promise<WorkerPodsRecorder> {
+  return recordWorkerPods({ kubeconfig, namespace, labelSelector: WORKER_SELECTOR, container: 'worker' });
+}
+
+export interface RunningExactlyOnce {
+  /** When the workers' reports first showed it. */
+  readonly at: number;
+  /** Pod name → its jobs, by the workers' own reports. */
+  readonly byPod: Record<string, string[]>;
+}
+
+/**
+ * Whether the workers' own reports show, at `at`, every job in `jobs` run by
+ * exactly one pod, nothing else run, and each of the `replicas` pods
+ * (`<sts>-0` … `<sts>-(replicas-1)`) running at least one job.
+ */
+export function exactlyOnceAt(
+  recorder: WorkerPodsRecorder,
+  jobs: readonly string[],
+  replicas: number,
+  at = Date.now(),
+  statefulSetName = 'swarm-worker',
+): RunningExactlyOnce | undefined {
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  const { byPod, duplicated } = recorder.running(at);
+  const pods = Array.from({ length: replicas }, (_, i) => `${statefulSetName}-${i}`).sort();
+  const ok = duplicated.length === 0 && same(Object.values(byPod).flat().sort(), [...jobs].sort()) && same(Object.keys(byPod).sort(), pods);
+  return ok ? { at, byPod } : undefined;
+}
+
+/** Waits until `exactlyOnceAt` holds. */
+export async function runningExactlyOnce(
+  recorder: WorkerPodsRecorder,
+  jobs: readonly string[],
+  replicas: number,
+  options: { statefulSetName?: string; timeoutMs?: number } = {},
+): Promise<RunningExactlyOnce> {
+  return eventually(
+    `every job run exactly once by ${replicas} workers, by their own reports`,
+    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.statefulSetName),
+    options.timeoutMs ?? 150_000,
+    200,
+  );
+}

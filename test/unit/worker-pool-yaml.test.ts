@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { workerPoolYaml } from '../harness/worker-pool.js';
+
+describe('the sample worker pool in a test namespace', () => {
+  it('is the sample Service and StatefulSet, moved to the namespace and sized', () => {
+    const docs = parseAllDocuments(workerPoolYaml('e2e-1', 3)).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> });
+    expect(docs.map((d) => [d.kind, d.metadata.name, d.metadata.namespace])).toEqual([
+      ['Service', 'swarm-worker', 'e2e-1'],
+      ['StatefulSet', 'swarm-worker', 'e2e-1'],
+    ]);
+    const sts = docs[1]!.spec as { replicas: number; template: { spec: { containers: Array<{ name: string; env: Array<{ name: string }> }> } } };
+    expect(sts.replicas).toBe(3);
+    // The recorder tells pod incarnations apart by the uid the worker reports.
+    expect(sts.template.spec.containers[0]!.env.map((e) => e.name)).toContain('POD_UID');
+  });
+
+  it('runs the image given, never pulled', () => {
+    const sts = parseAllDocuments(workerPoolYaml('ns', 1, 'docker.io/library/swarm-worker:dev-abc'))[1]!.toJS() as {
+      spec: { template: { spec: { containers: Array<{ image: string; imagePullPolicy: string }> } } };
+    };
+    expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'docker.io/library/swarm-worker:dev-abc', imagePullPolicy: 'Never' });
+  });
+});
