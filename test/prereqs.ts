@@ -36,8 +36,6 @@ export const IMAGE_PACKAGES: readonly HostPackage[] = [
 /** What only the tests need on top. */
 export const TEST_PACKAGES: readonly HostPackage[] = [
   { check: 'chromium', pkg: 'chromium', why: 'the introspection page is tested in it' },
-  { check: 'buildah', pkg: 'buildah', why: 'the images are built from the Dockerfile with it' },
-  { check: 'debootstrap', pkg: 'debootstrap', why: "the Dockerfile's node base image is made with it" },
 ];
 
 const has = (check: string): boolean =>
