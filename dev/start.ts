@@ -16,6 +16,8 @@ import { readSwarmView } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
+import { ensureWorkerImage } from '../test/harness/worker-image.js';
+import { withWorkerImage } from '../test/harness/worker-pool.js';
 import type { Delivery } from './broker/local-broker.js';
 import { liveView, stepFromDelivery, type ViewState } from './live-view.js';
 import { say, stopOnSignals } from './shutdown.js';
@@ -84,14 +86,18 @@ async function main(): Promise<void> {
 
   const running = await healthyCluster(defaultWorkDir);
   let kubeconfig: string;
+  let cluster: Cluster | string;
   if (running) {
     kubeconfig = running.kubeconfigPath;
+    cluster = defaultWorkDir;
     progress(`reusing the cluster at ${running.server}`);
   } else {
     // The watchdog (ownerPid) stops the cluster even if this process is killed outright.
-    const cluster: Cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid }), (c) => c.stop());
+    cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid }), (c) => c.stop());
     kubeconfig = cluster.kubeconfigPath;
   }
+  progress('building the worker image from the Dockerfile if needed (first run: a few minutes), importing it into the node');
+  const workerImage = await ensureWorkerImage(cluster, (l) => progress(l));
 
   progress('installing the Swarm CRD and identities (knative/base), then the sample (knative/samples)');
   await installSwarm(kubeconfig);
@@ -113,7 +119,9 @@ async function main(): Promise<void> {
     }),
     (l) => l.stop(),
   );
-  await kubectl(kubeconfig, ['apply', '-k', join('knative', 'samples')]);
+  // The sample as `kubectl apply -k knative/samples` renders it, its workers running the image built here.
+  const sample = await kubectl(kubeconfig, ['kustomize', join('knative', 'samples')]);
+  await kubectl(kubeconfig, ['apply', '-f', '-'], withWorkerImage(sample, workerImage));
 
   const assignPort = local.hosts.assign[0]?.port;
   progress(`broker ${local.brokerUrl}  assign :${assignPort}  restart :${local.hosts.restart[0]?.port}`);

@@ -11,26 +11,46 @@ import { eventually } from '../support/timeline.js';
 export const WORKER_POOL_SAMPLE = join(repoRoot, 'knative', 'samples', 'statefulset.yaml');
 export const WORKER_SELECTOR = 'app=swarm-worker';
 
+type Manifest = { kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
+
+/** Points the worker container of a StatefulSet at `image`, built here and imported into the node: never pulled. */
+function runImage(object: Manifest, image: string): void {
+  const pod = (object.spec.template as { spec: { containers: Array<{ name: string; image: string; imagePullPolicy?: string }> } }).spec;
+  for (const container of pod.containers) if (container.name === 'worker') Object.assign(container, { image, imagePullPolicy: 'Never' });
+}
+
+/** Rewrites each document of a YAML stream, as one YAML stream for `kubectl apply`. */
+function mapDocuments(yaml: string, edit: (object: Manifest) => void): string {
+  return parseAllDocuments(yaml)
+    .map((doc) => {
+      const object = doc.toJS() as Manifest | null;
+      if (!object) return '';
+      edit(object);
+      return stringify(object);
+    })
+    .filter(Boolean)
+    .join('---\n');
+}
+
+/** A rendered manifest stream (e.g. `kubectl kustomize knative/samples`) whose worker StatefulSets run `image`. */
+export function withWorkerImage(yaml: string, image: string): string {
+  return mapDocuments(yaml, (object) => {
+    if (object.kind === 'StatefulSet') runImage(object, image);
+  });
+}
+
 /**
  * The sample's Service and StatefulSet, in `namespace` at `replicas`, running
  * `image` when given (the worker image as built, whose tag carries its content
  * hash), as one YAML stream for `kubectl apply`.
  */
 export function workerPoolYaml(namespace: string, replicas: number, image?: string): string {
-  return parseAllDocuments(readFileSync(WORKER_POOL_SAMPLE, 'utf8'))
-    .map((doc) => {
-      const object = doc.toJS() as { kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
-      object.metadata = { ...object.metadata, namespace };
-      if (object.kind === 'StatefulSet') {
-        object.spec = { ...object.spec, replicas };
-        if (image) {
-          const pod = (object.spec.template as { spec: { containers: Array<{ name: string; image: string }> } }).spec;
-          for (const container of pod.containers) if (container.name === 'worker') container.image = image;
-        }
-      }
-      return stringify(object);
-    })
-    .join('---\n');
+  return mapDocuments(readFileSync(WORKER_POOL_SAMPLE, 'utf8'), (object) => {
+    object.metadata = { ...object.metadata, namespace };
+    if (object.kind !== 'StatefulSet') return;
+    object.spec = { ...object.spec, replicas };
+    if (image) runImage(object, image);
+  });
 }
 
 export function recordWorkerPool(kubeconfig: string, namespace: string): Promise<WorkerPodsRecorder> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { workerPoolYaml } from '../harness/worker-pool.js';
+import { withWorkerImage, workerPoolYaml } from '../harness/worker-pool.js';
 
 describe('the sample worker pool in a test namespace', () => {
   it('is the sample Service and StatefulSet, moved to the namespace and sized', () => {
@@ -20,5 +20,12 @@ describe('the sample worker pool in a test namespace', () => {
       spec: { template: { spec: { containers: Array<{ image: string; imagePullPolicy: string }> } } };
     };
     expect(sts.spec.template.spec.containers[0]).toMatchObject({ image: 'docker.io/library/swarm-worker:dev-abc', imagePullPolicy: 'Never' });
+  });
+
+  it('points the worker StatefulSet of a rendered stream at the image, leaving other objects alone', () => {
+    const rendered = 'apiVersion: v1\nkind: Namespace\nmetadata: {name: swarm}\n---\n' + workerPoolYaml('swarm', 2);
+    const docs = parseAllDocuments(withWorkerImage(rendered, 'docker.io/library/swarm-worker:dev-abc')).map((d) => d.toJS() as { kind: string; spec?: { template: { spec: { containers: Array<{ image: string; imagePullPolicy: string }> } } } });
+    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'Service', 'StatefulSet']);
+    expect(docs[2]!.spec!.template.spec.containers[0]).toMatchObject({ image: 'docker.io/library/swarm-worker:dev-abc', imagePullPolicy: 'Never' });
   });
 });
