@@ -30,9 +30,3 @@ export function statefulSetOfPod(podName: string, ownerStatefulSet: string | und
   const m = /^(.+)-(0|[1-9]\d*)$/.exec(podName);
   return m && m[1] !== undefined && ordinalOf(m[1], podName) !== undefined ? m[1] : undefined;
 }
-
-/** The Swarms (in this namespace) that manage the named StatefulSet. */
-export function swarmsForStatefulSet(namespace: string, swarms: readonly Swarm[], statefulSet: string): SwarmKey[] {
-  const owner = claimant(swarms, statefulSet);
-  return owner ? [{ namespace, name: owner.metadata.name }] : [];
-}

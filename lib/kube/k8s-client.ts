@@ -61,9 +61,12 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
         ),
       ),
 
-    listSwarms: (namespace) =>
+    listSwarmsNaming: (namespace, statefulSet) =>
       call({ verb: 'LIST', resource: PLURAL, namespace }, async () => {
-        const list = (await custom.listNamespacedCustomObject(swarmPath(namespace))) as { items?: Swarm[] };
+        // spec.statefulSetName is a selectable field of the CRD; a StatefulSet
+        // name (a DNS subdomain) needs no escaping in a field selector.
+        const fieldSelector = `spec.statefulSetName=${statefulSet}`;
+        const list = (await custom.listNamespacedCustomObject({ ...swarmPath(namespace), fieldSelector })) as { items?: Swarm[] };
         return list.items ?? [];
       }),
 
@@ -282,7 +285,7 @@ export function unreachableClient(reason: string): KubeClient {
   const fail = () => Promise.reject(new KubeError('Transient', 503, `no Kubernetes API: ${reason}`, 'connect'));
   return {
     getSwarm: fail,
-    listSwarms: fail,
+    listSwarmsNaming: fail,
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
     listPods: fail,

@@ -18,9 +18,15 @@ export interface Observation {
   pods: PodView[];
 }
 
-/** undefined: the Swarm is gone or going (a no-op, not an error). */
-export async function observe(env: ReconcileEnv, key: SwarmKey): Promise<Observation | undefined> {
-  const swarm = await env.kube.getSwarm(key.namespace, key.name);
+/**
+ * undefined: the Swarm is gone or going (a no-op, not an error).
+ * `claimants`: the Swarms naming the StatefulSet as listed for this event; the
+ * Swarm is taken from that list rather than read again. Without it (a Swarm
+ * event, a retry after a conflict, a coalesced follow-up) everything is read here.
+ */
+export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<Observation | undefined> {
+  const listed = claimants?.find((s) => s.metadata.name === key.name);
+  const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
   if (!swarm || swarm.metadata.deletionTimestamp) return undefined;
 
   const validation = validateSwarm(swarm);
@@ -30,7 +36,9 @@ export async function observe(env: ReconcileEnv, key: SwarmKey): Promise<Observa
   const valid = validation.swarm;
   const stsName = valid.spec.statefulSetName;
 
-  const owner = claimant(await env.kube.listSwarms(key.namespace), stsName);
+  // Listed once: the event's list if it was of this StatefulSet, else now.
+  const naming = listed && listed.spec?.statefulSetName === stsName ? claimants ?? [] : await env.kube.listSwarmsNaming(key.namespace, stsName);
+  const owner = claimant(naming, stsName);
   if (owner && owner.metadata.uid !== swarm.metadata.uid) {
     return {
       swarm,

@@ -1,6 +1,7 @@
 // ReconcileKind for `restart`: observe the Swarm's pods and the restart
 // workspace; delete the pods still holding an older share, in handoff order
 // and within maxUnavailable (pure decision); prune finished bookkeeping.
+import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
@@ -25,11 +26,12 @@ export interface RestartOutcome {
   writes: number;
 }
 
-export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey): Promise<RestartOutcome> {
+/** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
+export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<RestartOutcome> {
   const carry = { writes: 0, restarted: [] as string[] };
   let outcome: Omit<RestartOutcome, 'restarted' | 'writes'>;
   try {
-    outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
+    outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, (n) => restartOnce(env, key, carry, n === 1 ? claimants : undefined));
   } catch (err) {
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
@@ -44,9 +46,10 @@ async function restartOnce(
   env: ReconcileEnv,
   key: SwarmKey,
   carry: { writes: number; restarted: string[] },
+  claimants: readonly Swarm[] | undefined,
 ): Promise<Omit<RestartOutcome, 'restarted' | 'writes'>> {
   const idle = { key, outstanding: [], waiting: '' };
-  const obs = await observe(env, key);
+  const obs = await observe(env, key, claimants);
   if (!obs) return { ...idle, result: 'gone' };
   const now = rfc3339(env.now());
 

@@ -21,6 +21,8 @@ export class MemoryKube implements KubeClient {
   pods = new Map<string, PodView>();
   events: EventView[] = [];
   writes: Write[] = [];
+  /** Every call made, reads and writes, in order (faulted ones included): what a reconcile costs in requests. */
+  calls: Op[] = [];
   private rv = 100;
   private uidSeq = 0;
   private faults: Array<{ op: Op; error: KubeError; times: number }> = [];
@@ -41,6 +43,7 @@ export class MemoryKube implements KubeClient {
   }
 
   private async enter(op: Op): Promise<void> {
+    this.calls.push(op);
     const fault = this.faults.find((f) => f.op === op && f.times > 0);
     if (fault) {
       fault.times -= 1;
@@ -126,9 +129,11 @@ export class MemoryKube implements KubeClient {
     return s ? structuredClone(s) : undefined;
   }
 
-  async listSwarms(namespace: string) {
-    await this.enter('listSwarms');
-    return [...this.swarms.values()].filter((s) => s.metadata.namespace === namespace).map((s) => structuredClone(s));
+  async listSwarmsNaming(namespace: string, statefulSet: string) {
+    await this.enter('listSwarmsNaming');
+    return [...this.swarms.values()]
+      .filter((s) => s.metadata.namespace === namespace && s.spec?.statefulSetName === statefulSet)
+      .map((s) => structuredClone(s));
   }
 
   async replaceSwarmStatus(swarm: Swarm) {

@@ -100,7 +100,7 @@ describe('permanent API refusals are recorded, not retried', () => {
 
   it('listing Swarms forbidden: nothing to record it on, logged and answered 2xx', async () => {
     const { kube, env, warnings } = world();
-    kube.fail('listSwarms', 1, new KubeError('Forbidden', 403, 'LIST swarms in ns: 403', 'LIST swarms in ns', 'LIST'));
+    kube.fail('listSwarmsNaming', 1, new KubeError('Forbidden', 403, 'LIST swarms in ns: 403', 'LIST swarms in ns', 'LIST'));
     const response = await restartFunction(env, createCoalescer()).handle(pod);
     expect(response).toMatchObject({ status: 202, summary: { swarms: [] } });
     expect(warnings).toContain('cannot list Swarms; event ignored');

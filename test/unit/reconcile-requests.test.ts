@@ -1,0 +1,92 @@
+// What one event costs in API requests, counted over the stubbed client: a
+// no-op event reads each object once (no second list, no second read for the
+// gauges) and writes nothing, however many other Swarms share the namespace.
+import { describe, expect, it } from 'vitest';
+import { HTTP } from 'cloudevents';
+import { Writable } from 'node:stream';
+import { assignFunction } from '../../functions/assign/index.js';
+import { createApp } from '../../functions/server.js';
+import { apiServerEvent } from '../../lib/events/apiserver-event.js';
+import { createLogger } from '../../lib/observability/logger.js';
+import { createMetrics } from '../../lib/observability/metrics.js';
+import { restartFunction } from '../../functions/restart/index.js';
+import type { Trigger } from '../../lib/events/types.js';
+import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { swarmOf } from '../support/fixtures.js';
+import { MemoryKube } from '../support/memory-kube.js';
+
+const base = { source: 'apiserver', verb: 'update', mode: 'resource', namespace: 'ns' } as const;
+const swarmEvent: Trigger = { ...base, kind: 'Swarm', apiVersion: 'k8slab.info/v1alpha1', name: 'swarm' };
+const statefulSetEvent: Trigger = { ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: 'swarm-worker' };
+const podEvent: Trigger = { ...base, kind: 'Pod', apiVersion: 'v1', name: 'swarm-worker-1', ownerStatefulSet: 'swarm-worker' };
+const changedEvent: Trigger = { source: 'swarm', type: 'assignment.changed', namespace: 'ns', name: 'swarm', uid: 'u', version: 1, workers: [] };
+
+/** A converged Swarm of 3 workers, and `others` unrelated Swarms in the same namespace. */
+async function converged(others = 0) {
+  const kube = new MemoryKube();
+  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
+  for (let i = 0; i < others; i++) kube.addSwarm(swarmOf({ statefulSetName: `other-${i}`, configMapName: `other-${i}` }, `other-${i}`));
+  kube.setStatefulSet('ns', 'swarm-worker', 3);
+  for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
+  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
+  const assign = assignFunction(env, createCoalescer());
+  const restart = restartFunction(env, createCoalescer());
+  await assign.handle(swarmEvent);
+  await restart.handle(changedEvent);
+  await assign.handle(swarmEvent);
+  await restart.handle(changedEvent);
+  kube.calls = [];
+  kube.writes = [];
+  return { kube, assign, restart };
+}
+
+describe('API requests per no-op event', () => {
+  it.each([
+    ['assign', 'a Swarm event', swarmEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
+    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
+    ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
+    ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
+  ] as const)('%s, %s: each object read once, nothing written', async (fn, _what, trigger, reads) => {
+    for (const others of [0, 20]) {
+      const world = await converged(others);
+      await (fn === 'assign' ? world.assign : world.restart).handle(trigger);
+      expect([...world.kube.calls].sort()).toEqual([...reads].sort());
+      expect(world.kube.writes).toEqual([]);
+    }
+  });
+});
+
+describe('assignment gauges', () => {
+  it('follow the reconcile without a read of their own, and go with the Swarm', async () => {
+    const kube = new MemoryKube();
+    const swarm = kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
+    const metrics = createMetrics({ defaultMetrics: false });
+    const log = createLogger({ name: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) as never });
+    const server = createApp({ function: 'assign', kube, log, metrics }).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    const post = async (verb: 'update' | 'delete') => {
+      const message = HTTP.binary(apiServerEvent({ verb, mode: 'resource', object: swarm as never }));
+      await (await fetch(url, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })).text();
+    };
+    const gauge = async (name: string) => (await metrics.registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.swarm === 'swarm')?.value;
+    try {
+      await post('update');
+      kube.calls = [];
+      await post('update');
+      expect(kube.calls.filter((c) => c === 'getSwarm' || c === 'getConfigMap')).toEqual(['getSwarm', 'getConfigMap']);
+      expect(await gauge('swarm_assignment_jobs')).toBe(5);
+      expect(await gauge('swarm_assignment_workers')).toBe(3);
+      kube.swarms.clear();
+      await post('delete');
+      expect(await gauge('swarm_assignment_jobs')).toBeUndefined();
+      expect(await gauge('swarm_assignment_workers')).toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
