@@ -16,6 +16,7 @@ import {
   LABEL_SWARM,
   MANAGED_BY,
   readRestarts,
+  withAssigned,
   withLastChange,
   withRestarts,
   type Move,
@@ -110,6 +111,12 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
   }
+  // What status needs from this decision, for `restart` (which never decides the assignment).
+  annotations = withAssigned(annotations, {
+    generation: swarm.metadata.generation ?? 0,
+    replicas: statefulSet.replicas,
+    unhonoured: result.unhonouredDedications.length,
+  });
 
   const desired: ConfigMapView = {
     name: spec.configMapName,

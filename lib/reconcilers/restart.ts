@@ -2,11 +2,12 @@
 // workspace; delete the pods still holding an older share, in handoff order
 // and within maxUnavailable (pure decision); prune finished bookkeeping.
 import type { Swarm } from '../api/types.js';
-import { decideConfigMap } from '../decisions/configmap.js';
+import { foreignController } from '../decisions/configmap.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
-import { ANNOTATION_RESTARTS, readRestarts, withRestarts } from '../decisions/workspace.js';
+import { ANNOTATION_RESTARTS, readAssigned, readRestarts, withRestarts } from '../decisions/workspace.js';
+import type { ConfigMapView } from '../kube/types.js';
 import { parse, type WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
@@ -54,19 +55,14 @@ async function restartOnce(
   const now = rfc3339(env.now());
 
   if (obs.problem || !obs.valid || !obs.statefulSet) {
-    const problem = obs.problem ?? { reason: 'InvalidSpec' as const, message: 'unreadable Swarm' };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [] }));
-    return { ...idle, result: 'blocked', waiting: problem.message };
+    // Problems of the spec and the StatefulSet are `assign`'s to report (one
+    // writer); with no valid spec and StatefulSet there is nothing to restart.
+    return { ...idle, result: 'blocked', waiting: obs.problem?.message ?? 'unreadable Swarm' };
   }
   const { valid, statefulSet, configMap, pods } = obs;
-  // The same decision `assign` makes: a ConfigMap this Swarm does not control
-  // holds no workspace of ours, and dedications feed the status below.
-  const assignment = decideConfigMap({ swarm: valid, statefulSet, configMap, pods });
-  if (assignment.kind === 'blocked') {
-    const problem = { reason: assignment.reason, message: assignment.message };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet, pods }));
-    return { ...idle, result: 'blocked', waiting: problem.message };
-  }
+  // A ConfigMap controlled by something else holds no workspace of ours (assign reports the conflict).
+  const other = configMap && foreignController(configMap, valid);
+  if (other) return { ...idle, result: 'blocked', waiting: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name}` };
   const workspace = readRestarts(configMap?.annotations ?? {});
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods });
 
@@ -96,21 +92,51 @@ async function restartOnce(
   }
 
   // Status from the bookkeeping as it now stands (after the prune above, never
-  // before it), judged by the same function `assign` uses, so the two never disagree.
-  const config = parseOrUndefined(configMap?.data[valid.spec.configKey ?? 'config.yml']);
-  const status = computeStatus({
-    swarm: obs.swarm,
-    now,
-    statefulSet,
-    ...(config ? { config } : {}),
-    workspace: recorded,
-    pods,
-    unhonouredDedications: assignment.unhonoured.length,
-  });
-  carry.writes += await writeStatus(env, obs.swarm, status);
+  // before it), judged by the same function `assign` uses, with what `assign`
+  // recorded of its decision. A record of an older generation or replica count
+  // means `assign` has not caught up (or was refused): status is left to it.
+  const assigned = configMap ? readAssigned(configMap.annotations) : undefined;
+  if (assigned && assigned.generation === (obs.swarm.metadata.generation ?? 0) && assigned.replicas === statefulSet.replicas) {
+    const config = configMap ? parsedConfig(configMap, valid.spec.configKey ?? 'config.yml') : undefined;
+    const status = computeStatus({
+      swarm: obs.swarm,
+      now,
+      statefulSet,
+      ...(config ? { config } : {}),
+      workspace: recorded,
+      pods,
+      unhonouredDedications: assigned.unhonoured,
+    });
+    carry.writes += await writeStatus(env, obs.swarm, status);
+  }
 
   const result = decision.deletes.length ? 'restarting' : decision.outstanding.length ? 'waiting' : 'idle';
   return { key, result, outstanding: decision.outstanding, waiting: decision.waiting };
+}
+
+/**
+ * config.yml parsed once per ConfigMap version: a Pod event finds the config
+ * unchanged, and parsing is the costliest part of a no-op reconcile. A cache
+ * of this instance keyed by uid + resourceVersion: an optimisation only (a miss
+ * parses), bounded to the most recently used few.
+ */
+const parsedConfigs = new Map<string, WorkerConfig | undefined>();
+const PARSED_CONFIGS_KEPT = 16;
+
+function parsedConfig(configMap: ConfigMapView, key: string): WorkerConfig | undefined {
+  const id = configMap.uid && configMap.resourceVersion ? `${configMap.uid}/${configMap.resourceVersion}/${key}` : undefined;
+  if (id && parsedConfigs.has(id)) {
+    const hit = parsedConfigs.get(id);
+    parsedConfigs.delete(id);
+    parsedConfigs.set(id, hit);
+    return hit;
+  }
+  const config = parseOrUndefined(configMap.data[key]);
+  if (id) {
+    parsedConfigs.set(id, config);
+    if (parsedConfigs.size > PARSED_CONFIGS_KEPT) parsedConfigs.delete(parsedConfigs.keys().next().value ?? '');
+  }
+  return config;
 }
 
 function parseOrUndefined(text: string | undefined): WorkerConfig | undefined {

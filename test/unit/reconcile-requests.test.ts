@@ -10,6 +10,7 @@ import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import { restartFunction } from '../../functions/restart/index.js';
+import type { JobSpec } from '../../lib/assignment/types.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
@@ -88,5 +89,42 @@ describe('assignment gauges', () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+describe('restart decides only restarts', () => {
+  const world = (jobs: JobSpec[], replicas = 2) => {
+    const kube = new MemoryKube();
+    kube.addSwarm(swarmOf({ jobs }));
+    kube.setStatefulSet('ns', 'swarm-worker', replicas);
+    for (let i = 0; i < replicas; i++) kube.startPod('ns', 'swarm-worker', i);
+    const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
+    return { kube, env, assign: assignFunction(env, createCoalescer()), restart: restartFunction(env, createCoalescer()) };
+  };
+
+  it("judges status from what assign recorded with the config (dedications included), so it agrees with assign's", async () => {
+    const { kube, assign, restart } = world([{ name: 'x', dedicated: true }, { name: 'y', dedicated: true }, 'z']);
+    await assign.handle(swarmEvent);
+    const byAssign = structuredClone(kube.swarms.get('ns/swarm')?.status);
+    expect(byAssign?.conditions?.find((c) => c.type === 'Degraded')).toMatchObject({ status: 'True', reason: 'DedicationsNotHonoured' });
+    kube.writes = [];
+    await restart.handle(podEvent);
+    expect(kube.writes).toEqual([]);
+    expect(kube.swarms.get('ns/swarm')?.status).toEqual(byAssign);
+  });
+
+  it('leaves status to assign while the recorded decision is of an older generation or replica count', async () => {
+    const { kube, assign, restart } = world(['a', 'b', 'c']);
+    await assign.handle(swarmEvent);
+    const before = structuredClone(kube.swarms.get('ns/swarm')?.status);
+    // A spec change assign has not seen yet (or was refused for, as ConfigMapTooLarge would be),
+    // then a scale-down assign has not seen: restart writes no status from the old record.
+    kube.updateSwarmSpec('ns', 'swarm', (s) => s.spec.workload.jobs.push('d'));
+    kube.writes = [];
+    await restart.handle(podEvent);
+    kube.setStatefulSet('ns', 'swarm-worker', 1);
+    await restart.handle(podEvent);
+    expect(kube.writes).toEqual([]);
+    expect(kube.swarms.get('ns/swarm')?.status).toEqual(before);
   });
 });
