@@ -16,10 +16,10 @@ import {
   LABEL_SWARM,
   MANAGED_BY,
   readRestarts,
-  withAssigned,
   withLastChange,
   withRestarts,
   type Move,
+  type RestartStep,
   type RestartWorkspace,
 } from './workspace.js';
 
@@ -110,13 +110,13 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
         ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart?.handoff ?? 'MakeBeforeBreak'), obs, config.version)
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
+  } else {
+    // Finished steps are forgotten here, in assign's own guarded write (restart
+    // never writes the ConfigMap), so status is judged from live bookkeeping only.
+    const recorded = readRestarts(annotations);
+    const pending = (spec.restart?.policy ?? 'Restart') === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
+    if (pending.length !== recorded.steps.length) annotations = withRestarts(annotations, { version: recorded.version, steps: pending });
   }
-  // What status needs from this decision, for `restart` (which never decides the assignment).
-  annotations = withAssigned(annotations, {
-    generation: swarm.metadata.generation ?? 0,
-    replicas: statefulSet.replicas,
-    unhonoured: result.unhonouredDedications.length,
-  });
 
   const desired: ConfigMapView = {
     name: spec.configMapName,
@@ -177,7 +177,7 @@ export function restartWorkspace(
   const inPlan = new Set(order.map((s) => s.worker));
   // A gainer may be a brand-new worker with no pod yet: waiting for it is the point.
   const exists = (w: string) => (ordinalOf(sts, w) ?? Infinity) < replicas;
-  const carried = previous.steps.filter((s) => !inPlan.has(s.worker) && pods.get(s.worker)?.uid === s.staleUid);
+  const carried = pendingSteps(previous.steps, obs).filter((s) => !inPlan.has(s.worker));
   const fresh = order.flatMap((s) => {
     const pod = pods.get(s.worker);
     // No pod: the StatefulSet will create one, and it will read the new share.
@@ -185,6 +185,12 @@ export function restartWorkspace(
   });
   const steps = [...carried, ...fresh].map((s) => ({ ...s, waitFor: s.waitFor.filter(exists) }));
   return { version, steps };
+}
+
+/** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */
+export function pendingSteps(steps: readonly RestartStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RestartStep[] {
+  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
+  return steps.filter((s) => pods.get(s.worker)?.uid === s.staleUid);
 }
 
 /** Our controller reference, in place if present (so an unchanged list compares equal). */

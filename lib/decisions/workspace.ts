@@ -9,7 +9,6 @@ export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'swarm';
 export const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
 export const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
-export const ANNOTATION_ASSIGNED = 'k8slab.info/assigned';
 
 /** Moves kept in the last-change annotation (annotations are capped at 256 KiB in total). */
 export const LAST_CHANGE_MOVES_KEPT = 100;
@@ -145,32 +144,3 @@ export function withLastChange(annotations: Record<string, string>, change: { ve
   return { ...annotations, [ANNOTATION_LAST_CHANGE]: JSON.stringify(kept) };
 }
 
-/**
- * What `assign` decided the config from, and what status needs of that decision:
- * recorded in the same guarded write as the config, so `restart` judges status
- * from it instead of deciding the assignment again. It holds only while the
- * Swarm's generation and the replica count are still the ones recorded.
- */
-export interface Assigned {
-  /** metadata.generation of the Swarm the config was decided from. */
-  generation: number;
-  replicas: number;
-  /** Dedicated jobs that had to share a worker. */
-  unhonoured: number;
-}
-
-export function readAssigned(annotations: Record<string, string>): Assigned | undefined {
-  const raw = annotations[ANNOTATION_ASSIGNED];
-  if (!raw) return undefined;
-  try {
-    const { g, r, u } = JSON.parse(raw) as { g?: unknown; r?: unknown; u?: unknown };
-    const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
-    return count(g) && count(r) && count(u) ? { generation: g, replicas: r, unhonoured: u } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function withAssigned(annotations: Record<string, string>, assigned: Assigned): Record<string, string> {
-  return { ...annotations, [ANNOTATION_ASSIGNED]: JSON.stringify({ g: assigned.generation, r: assigned.replicas, u: assigned.unhonoured }) };
-}

@@ -13,7 +13,7 @@ import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
+import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -149,6 +149,10 @@ describe('ConfigMap writes on the real API server', () => {
   it('a real RBAC refusal (restart may not create ConfigMaps) is recorded as Forbidden, not retried', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('denied', 1));
     await applySwarm(swarm('denied', 'denied-config', seedStreams));
+    // restart's identity may write neither ConfigMaps nor status (assign owns both):
+    // here it is let write status, in this namespace only, so the refusal can be recorded.
+    await kubectl(kubeconfig, ['-n', NS, 'create', 'role', 'status-writer', '--verb=update,patch', '--resource=swarms.k8slab.info/status']);
+    await kubectl(kubeconfig, ['-n', NS, 'create', 'rolebinding', 'status-writer', '--role=status-writer', `--serviceaccount=${SYSTEM_NAMESPACE}:swarm-restart`]);
     // Run assign's reconcile with restart's identity: the create is denied by the real authorizer.
     const out = await assignFunction(asRestart, createCoalescer()).handle(trigger('denied'));
     expect(out.status).toBe(202);

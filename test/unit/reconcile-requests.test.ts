@@ -128,3 +128,32 @@ describe('restart decides only restarts', () => {
     expect(kube.swarms.get('ns/swarm')?.status).toEqual(before);
   });
 });
+
+describe('no status fights', () => {
+  it('a resize with one instance of each function, events delivered concurrently, meets no 409 on status', async () => {
+    const kube = new MemoryKube();
+    kube.addSwarm(swarmOf({ jobs: Array.from({ length: 12 }, (_, i) => `job-${i}`) }));
+    kube.setStatefulSet('ns', 'swarm-worker', 2);
+    for (let i = 0; i < 2; i++) kube.startPod('ns', 'swarm-worker', i);
+    const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
+    const assign = assignFunction(env, createCoalescer());
+    const restart = restartFunction(env, createCoalescer());
+    // Every call yields, so the two functions' reads and writes interleave.
+    kube.beforeCall = () => new Promise((r) => setImmediate(r));
+    const round = () => Promise.all([assign.handle(statefulSetEvent), restart.handle(podEvent), assign.handle(swarmEvent), restart.handle(changedEvent)]);
+    await round();
+    for (const replicas of [4, 3, 5]) {
+      kube.setStatefulSet('ns', 'swarm-worker', replicas);
+      for (const [k, p] of kube.pods) if (Number(p.name.split('-').pop()) >= replicas) kube.pods.delete(k);
+      for (let i = 0; i < replicas; i++) if (!kube.pods.has(`ns/swarm-worker-${i}`)) kube.startPod('ns', 'swarm-worker', i);
+      for (let step = 0; step < 8; step++) {
+        await round();
+        // The StatefulSet controller replaces what restart deleted.
+        for (const name of kube.reapTerminating()) kube.startPod('ns', 'swarm-worker', Number(name.split('-').pop()));
+      }
+    }
+    expect(kube.writes.filter((w) => w.op === 'deletePod').length).toBeGreaterThan(0);
+    expect(kube.swarms.get('ns/swarm')?.status?.phase).toBe('Running');
+    expect(kube.conflicts.filter((op) => op === 'replaceSwarmStatus')).toEqual([]);
+  });
+});
