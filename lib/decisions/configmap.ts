@@ -10,7 +10,8 @@ import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSe
 import { diff, restartOrder, type RestartStep as PlanStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf, podsByWorker } from './workers.js';
+import { ordinalOf } from '../assignment/workers.js';
+import { podsByWorker } from './workers.js';
 import {
   LABEL_MANAGED_BY,
   LABEL_SWARM,

@@ -4,7 +4,8 @@
 // restart workspace (from the ConfigMap) and the pods as they are now.
 import type { Swarm } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
-import { isServing, podsByWorker, workerNames } from './workers.js';
+import { workerNames } from '../assignment/workers.js';
+import { isServing, podsByWorker } from './workers.js';
 import type { RestartStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod alone. */

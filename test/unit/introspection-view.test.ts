@@ -19,7 +19,7 @@ const input: SwarmViewInput = {
 };
 
 describe('swarmView', () => {
-  it('lists workers by ordinal with their jobs, versions and pending restarts', () => {
+  it('lists workers by ordinal with their jobs (in code-unit order, as config.yml holds them), versions and pending restarts', () => {
     expect(swarmView(input)).toEqual({
       namespace: 'demo',
       name: 'web',
@@ -27,7 +27,7 @@ describe('swarmView', () => {
       phase: 'Updating',
       workers: [
         { name: 'web-0', version: 5, jobs: ['j1'], restartPending: false },
-        { name: 'web-2', version: 7, jobs: ['j2', 'j10'], restartPending: true },
+        { name: 'web-2', version: 7, jobs: ['j10', 'j2'], restartPending: true },
         { name: 'web-10', version: 7, jobs: ['j3'], restartPending: true },
       ],
       pendingRestarts: ['web-2', 'web-10'],
@@ -35,8 +35,8 @@ describe('swarmView', () => {
         version: 7,
         moves: [
           { job: 'gone', from: 'web-2', to: null },
-          { job: 'j3', from: 'web-0', to: 'web-10' },
           { job: 'j10', from: null, to: 'web-2' },
+          { job: 'j3', from: 'web-0', to: 'web-10' },
         ],
       },
     });
