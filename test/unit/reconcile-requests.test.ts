@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { Writable } from 'node:stream';
 import { assignFunction } from '../../functions/assign/index.js';
+import { readSwarmView } from '../../functions/introspection-read.js';
 import { createApp } from '../../functions/server.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { createLogger } from '../../lib/observability/logger.js';
@@ -102,7 +103,7 @@ describe('restart decides only restarts', () => {
     return { kube, env, assign: assignFunction(env, createCoalescer()), restart: restartFunction(env, createCoalescer()) };
   };
 
-  it("judges status from what assign recorded with the config (dedications included), so it agrees with assign's", async () => {
+  it("writes no status, so it never disagrees with assign's (dedications included)", async () => {
     const { kube, assign, restart } = world([{ name: 'x', dedicated: true }, { name: 'y', dedicated: true }, 'z']);
     await assign.handle(swarmEvent);
     const byAssign = structuredClone(kube.swarms.get('ns/swarm')?.status);
@@ -113,12 +114,12 @@ describe('restart decides only restarts', () => {
     expect(kube.swarms.get('ns/swarm')?.status).toEqual(byAssign);
   });
 
-  it('leaves status to assign while the recorded decision is of an older generation or replica count', async () => {
+  it('leaves status to assign even while assign has not caught up with a spec change or a scale-down', async () => {
     const { kube, assign, restart } = world(['a', 'b', 'c']);
     await assign.handle(swarmEvent);
     const before = structuredClone(kube.swarms.get('ns/swarm')?.status);
     // A spec change assign has not seen yet (or was refused for, as ConfigMapTooLarge would be),
-    // then a scale-down assign has not seen: restart writes no status from the old record.
+    // then a scale-down assign has not seen: restart writes no status from a stale decision.
     kube.updateSwarmSpec('ns', 'swarm', (s) => s.spec.workload.jobs.push('d'));
     kube.writes = [];
     await restart.handle(podEvent);
@@ -155,5 +156,20 @@ describe('no status fights', () => {
     expect(kube.writes.filter((w) => w.op === 'deletePod').length).toBeGreaterThan(0);
     expect(kube.swarms.get('ns/swarm')?.status?.phase).toBe('Running');
     expect(kube.conflicts.filter((op) => op === 'replaceSwarmStatus')).toEqual([]);
+  });
+});
+
+describe('the introspection page', () => {
+  it('shows the pending restarts status reports, mid-resize', async () => {
+    const { kube, assign } = await converged();
+    kube.setStatefulSet('ns', 'swarm-worker', 4);
+    kube.startPod('ns', 'swarm-worker', 3, false);
+    await assign.handle(statefulSetEvent);
+    const status = kube.swarms.get('ns/swarm')?.status;
+    const pending = (status?.workers ?? []).filter((w) => w.restartPending).map((w) => w.name);
+    expect(pending.length).toBeGreaterThan(0);
+    const view = await readSwarmView(kube)('ns', 'swarm');
+    expect(view?.pendingRestarts).toEqual(pending);
+    expect(view?.workers.filter((w) => w.restartPending).map((w) => w.name)).toEqual(pending);
   });
 });
