@@ -109,7 +109,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
   if (!kube) {
     try {
       kube = createK8sClient(loadKubeConfig(env.KUBECONFIG), {
-        instrument: (call, run) => kubeSpan(call.verb, call.resource, run, { namespace: call.namespace, ...(call.name ? { name: call.name } : {}), metrics }),
+        instrument: (call, run, responseStatus) =>
+          kubeSpan(call.verb, call.resource, run, { namespace: call.namespace, ...(call.name ? { name: call.name } : {}), metrics, responseStatus }),
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);

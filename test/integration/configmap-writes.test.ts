@@ -146,6 +146,27 @@ describe('ConfigMap writes on the real API server', () => {
     expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
   });
 
+  it("reports each real response's HTTP status to the instrumentation (spans and metrics get 200, 404, 409, not a guessed 2xx)", async () => {
+    const seen: string[] = [];
+    const kube = createK8sClient(loadKubeConfig(kubeconfig), {
+      instrument: async (call, run, responseStatus) => {
+        try {
+          return await run();
+        } finally {
+          seen.push(`${call.verb} ${call.resource} ${responseStatus() ?? 'none'}`);
+        }
+      },
+    });
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('statuses', 1));
+    await applySwarm(swarm('statuses', 'statuses-config', ['a']));
+    const found = await kube.getSwarm(NS, 'statuses');
+    expect(await kube.getSwarm(NS, 'no-such-swarm')).toBeUndefined();
+    await kube.createConfigMap({ name: 'statuses-config', namespace: NS, labels: {}, annotations: {}, ownerReferences: [], data: {} });
+    await expect(kube.createConfigMap({ name: 'statuses-config', namespace: NS, labels: {}, annotations: {}, ownerReferences: [], data: {} })).rejects.toMatchObject({ kind: 'Conflict' });
+    expect(found?.metadata.name).toBe('statuses');
+    expect(seen).toEqual(['GET swarms 200', 'GET swarms 404', 'CREATE configmaps 201', 'CREATE configmaps 409']);
+  });
+
   it('a real RBAC refusal (restart may not create ConfigMaps) is recorded as Forbidden, not retried', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('denied', 1));
     await applySwarm(swarm('denied', 'denied-config', seedStreams));
