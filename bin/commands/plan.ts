@@ -1,6 +1,7 @@
 // swarm plan: the moves, lower bound and restart order of a resize or job change.
 import { assign, lowerBound, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
-import { diff, restartOrder, type Handoff } from '../../lib/plan/index.js';
+import type { Handoff } from '../../lib/api/types.js';
+import { diff, restartOrder } from '../../lib/plan/index.js';
 import { CliError } from './cli-error.js';
 import { guard, parseFlags, processIo, readConfig, readJobs, replicaCount, requireFlag, statefulSetFlag, type Io } from './assign.js';
 

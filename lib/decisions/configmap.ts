@@ -7,7 +7,7 @@ import { API_VERSION, KIND, type Swarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
-import { diff, restartOrder, type RestartStep as PlanStep } from '../plan/index.js';
+import { diff, restartOrder, type Move, type RestartStep as PlanStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
 import { ordinalOf } from '../assignment/workers.js';
@@ -19,7 +19,6 @@ import {
   readRestarts,
   withLastChange,
   withRestarts,
-  type Move,
   type RestartStep,
   type RestartWorkspace,
 } from './workspace.js';

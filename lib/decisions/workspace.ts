@@ -4,6 +4,7 @@
 // Annotations are written in the same guarded write as the config itself, so
 // the two can never disagree.
 import { ordinalOf, parseWorker, workerName } from '../assignment/workers.js';
+import type { Move } from '../plan/diff.js';
 
 export const LABEL_SWARM = 'k8slab.info/swarm';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
@@ -31,14 +32,6 @@ export interface RestartWorkspace {
   /** The config version the pending restarts bring the pods to. */
   version: number;
   steps: RestartStep[];
-}
-
-export interface Move {
-  job: string;
-  /** null: the job is new. */
-  from: string | null;
-  /** null: the job was removed. */
-  to: string | null;
 }
 
 export interface LastChange {

@@ -4,6 +4,7 @@
 import type { Phase } from '../api/types.js';
 import { compareNames } from '../assignment/jobs.js';
 import { compareWorkers } from '../assignment/workers.js';
+import { diff, type Move } from '../plan/diff.js';
 
 /**
  * The parsed worker config (ConfigMap key `config.yml`), structurally: what
@@ -40,13 +41,6 @@ export type LastChangeInput =
   | { readonly version: number; readonly before: OwnersBefore }
   | { readonly version: number; readonly moves: readonly Move[] };
 
-/** One job changing hands; `null` means the job was added (from) or removed (to). */
-export interface Move {
-  readonly job: string;
-  readonly from: string | null;
-  readonly to: string | null;
-}
-
 export interface WorkerView {
   readonly name: string;
   readonly version: number;
@@ -65,27 +59,11 @@ export interface SwarmView {
 }
 
 
-function ownerOfEachJob(owners: OwnersBefore): Map<string, string> {
-  const owner = new Map<string, string>();
-  for (const [worker, jobs] of Object.entries(owners)) for (const job of jobs) owner.set(job, worker);
-  return owner;
-}
-
-/** Jobs whose owner differs between two assignments, sorted by job name. */
-export function movesBetween(before: OwnersBefore, after: OwnersBefore): Move[] {
-  const was = ownerOfEachJob(before);
-  const now = ownerOfEachJob(after);
-  const jobs = [...new Set([...was.keys(), ...now.keys()])].sort(compareNames);
-  return jobs
-    .map((job) => ({ job, from: was.get(job) ?? null, to: now.get(job) ?? null }))
-    .filter((move) => move.from !== move.to);
-}
-
 function lastChangeView(lastChange: LastChangeInput, current: OwnersBefore): NonNullable<SwarmView['lastChange']> {
   const moves =
     'moves' in lastChange
       ? [...lastChange.moves].sort((a, b) => compareNames(a.job, b.job))
-      : movesBetween(lastChange.before, current);
+      : diff(lastChange.before, current).moves;
   return { version: lastChange.version, moves };
 }
 

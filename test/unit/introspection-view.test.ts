@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, movesBetween, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { escapeHtml, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { diff } from '../../lib/plan/index.js';
 
 const swarm = { metadata: { namespace: 'demo', name: 'web' }, status: { phase: 'Updating' as const, version: 6 } };
 
@@ -62,7 +63,8 @@ describe('swarmView', () => {
   });
 });
 
-describe('movesBetween', () => {
+// The page's moves are the plan's own (lib/plan/diff.ts): one Move, one way of computing it.
+describe('moves between two assignments (diff)', () => {
   // Assignments: each job owned by at most one worker.
   const assignment = fc
     .uniqueArray(fc.constantFrom(...Array.from({ length: 12 }, (_, i) => `job-${i}`)), { maxLength: 12 })
@@ -78,7 +80,7 @@ describe('movesBetween', () => {
     fc.assert(
       fc.property(assignment, assignment, (before, after) => {
         const owners = ownerOf(before);
-        for (const move of movesBetween(before, after)) {
+        for (const move of diff(before, after).moves) {
           expect(owners.get(move.job) ?? null).toBe(move.from);
           if (move.to === null) owners.delete(move.job);
           else owners.set(move.job, move.to);
@@ -89,7 +91,7 @@ describe('movesBetween', () => {
   });
 
   it('is empty when nothing changed', () => {
-    fc.assert(fc.property(assignment, (owners) => movesBetween(owners, owners).length === 0));
+    fc.assert(fc.property(assignment, (owners) => diff(owners, owners).moves.length === 0));
   });
 });
 
