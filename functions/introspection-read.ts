@@ -2,6 +2,7 @@
 // pending restarts and the last change, all from the API (nothing cached).
 // Pending restarts are status's own (computeStatus judged them from the
 // bookkeeping and the pods), so the page and status never disagree.
+import { DEFAULTS } from '../lib/api/schema.js';
 import { readLastChange } from '../lib/decisions/workspace.js';
 import type { KubeClient } from '../lib/kube/client.js';
 import { swarmView, type SwarmView } from '../lib/introspection/view.js';
@@ -14,7 +15,7 @@ export function readSwarmView(kube: KubeClient) {
     const configMap = swarm.spec?.configMapName ? await kube.getConfigMap(namespace, swarm.spec.configMapName) : undefined;
     let config: WorkerConfig | undefined;
     try {
-      const text = configMap?.data[swarm.spec.configKey ?? 'config.yml'];
+      const text = configMap?.data[swarm.spec.configKey ?? DEFAULTS.configKey];
       config = text ? parse(text) : undefined;
     } catch {
       config = undefined;

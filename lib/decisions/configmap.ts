@@ -3,7 +3,7 @@
 // is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
-import { API_VERSION, KIND, type Swarm } from '../api/types.js';
+import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
@@ -25,7 +25,7 @@ import {
 
 export interface AssignObservation {
   /** Validated, defaults applied. */
-  swarm: Swarm;
+  swarm: ValidSwarm;
   statefulSet: StatefulSetView;
   configMap: ConfigMapView | undefined;
   pods: readonly PodView[];
@@ -69,7 +69,7 @@ export function foreignController(configMap: ConfigMapView, swarm: Swarm): Owner
 export function decideConfigMap(obs: AssignObservation): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
-  const key = spec.configKey ?? 'config.yml';
+  const key = spec.configKey;
 
   if (configMap) {
     const other = foreignController(configMap, swarm);
@@ -106,15 +106,15 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
   if (changed) {
     annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
     const restarts =
-      (spec.restart?.policy ?? 'Restart') === 'Restart'
-        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart?.handoff ?? 'MakeBeforeBreak'), obs, config.version)
+      spec.restart.policy === 'Restart'
+        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), obs, config.version)
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
   } else {
     // Finished steps are forgotten here, in assign's own guarded write (restart
     // never writes the ConfigMap), so status is judged from live bookkeeping only.
     const recorded = readRestarts(annotations);
-    const pending = (spec.restart?.policy ?? 'Restart') === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
+    const pending = spec.restart.policy === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
     if (pending.length !== recorded.steps.length) annotations = withRestarts(annotations, { version: recorded.version, steps: pending });
   }
 

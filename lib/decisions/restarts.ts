@@ -2,7 +2,7 @@
 // worker runs its current share, in handoff order, never with more than
 // maxUnavailable of the Swarm's workers out of service. Pure: it sees the
 // restart workspace (from the ConfigMap) and the pods as they are now.
-import type { Swarm } from '../api/types.js';
+import type { ValidSwarm } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
 import { isServing, podsByWorker } from './workers.js';
@@ -15,7 +15,7 @@ export type StepState =
   | 'done'; // a newer pod (or none yet) serves this worker
 
 export interface RestartObservation {
-  swarm: Swarm;
+  swarm: ValidSwarm;
   statefulSet: StatefulSetView;
   workspace: RestartWorkspace;
   pods: readonly PodView[];
@@ -39,8 +39,7 @@ export function stepState(step: RestartStep, pod: PodView | undefined): StepStat
 
 export function decideRestarts(obs: RestartObservation): RestartDecision {
   const { swarm, statefulSet, workspace } = obs;
-  const policy = swarm.spec.restart?.policy ?? 'Restart';
-  const maxUnavailable = swarm.spec.restart?.maxUnavailable ?? 1;
+  const { policy, maxUnavailable } = swarm.spec.restart;
   const pods = podsByWorker(statefulSet.name, statefulSet.replicas, obs.pods);
   const workers = workerNames(statefulSet.name, statefulSet.replicas);
   const live = new Set(workers);

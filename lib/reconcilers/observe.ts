@@ -1,7 +1,7 @@
 // Observe: read everything a decision needs, fresh from the API, in one place.
 // Both functions decide over the same observation, so they compute the same status.
 import { validateSwarm } from '../api/validate.js';
-import type { Swarm } from '../api/types.js';
+import type { Swarm, ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, PodView, StatefulSetView } from '../kube/types.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status.js';
@@ -11,7 +11,7 @@ export interface Observation {
   /** The Swarm as read (with resourceVersion and status), for guarded status writes. */
   swarm: Swarm;
   /** Validated, defaults applied; absent when the spec is invalid. */
-  valid?: Swarm;
+  valid?: ValidSwarm;
   problem?: { reason: ProblemReason; message: string };
   statefulSet?: StatefulSetView;
   configMap?: ConfigMapView;

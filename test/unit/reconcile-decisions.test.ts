@@ -1,7 +1,7 @@
 // The pure decisions behind the functions: desired ConfigMap, restart plan, status.
 import { describe, expect, it } from 'vitest';
 import { validateSwarm } from '../../lib/api/validate.js';
-import type { Swarm } from '../../lib/api/types.js';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
 import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
@@ -10,7 +10,7 @@ import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/typ
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
 
-const valid = (s: Swarm): Swarm => {
+const valid = (s: Swarm): ValidSwarm => {
   const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
   if (!v.ok) throw new Error(v.problems.join('; '));
   return v.swarm;
