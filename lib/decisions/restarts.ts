@@ -28,8 +28,6 @@ export interface RestartDecision {
   outstanding: string[];
   /** Why nothing more is deleted now, for logs and status; empty when all is done. */
   waiting: string;
-  /** The workspace with finished steps dropped; undefined when it is unchanged. */
-  prunedWorkspace?: RestartWorkspace;
 }
 
 export function stepState(step: RestartStep, pod: PodView | undefined): StepState {
@@ -48,13 +46,10 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
   const steps = workspace.steps.filter((s) => live.has(s.worker));
   const state = new Map(steps.map((s) => [s.worker, stepState(s, pods.get(s.worker))] as const));
   const outstanding = steps.filter((s) => state.get(s.worker) !== 'done').map((s) => s.worker);
-  const pruned = steps.filter((s) => state.get(s.worker) !== 'done');
-  const prunedWorkspace = pruned.length === workspace.steps.length ? undefined : { version: workspace.version, steps: pruned };
 
   if (policy === 'None') {
-    // Hot-reloading workers: nothing to restart, and nothing left to remember.
-    const none = workspace.steps.length ? { version: workspace.version, steps: [] } : undefined;
-    return { deletes: [], outstanding: [], waiting: '', ...(none ? { prunedWorkspace: none } : {}) };
+    // Hot-reloading workers: nothing to restart (assign records no steps for them).
+    return { deletes: [], outstanding: [], waiting: '' };
   }
 
   const unavailable = workers.filter((w) => !isServing(pods.get(w))).length;
@@ -87,5 +82,5 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     ...(deleting.length ? [`${deleting.join(', ')} restarting`] : []),
     ...blocked,
   ].join('; ');
-  return { deletes, outstanding, waiting, ...(prunedWorkspace ? { prunedWorkspace } : {}) };
+  return { deletes, outstanding, waiting };
 }

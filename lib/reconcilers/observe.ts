@@ -1,5 +1,5 @@
 // Observe: read everything a decision needs, fresh from the API, in one place.
-// Both functions decide over the same observation, so they compute the same status.
+// Both functions decide over it; only assign judges status from it (one writer).
 import { validateSwarm } from '../api/validate.js';
 import type { Swarm, ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, PodView, StatefulSetView } from '../kube/types.js';
