@@ -3,7 +3,8 @@
 // for the many reconciles that find everything in place. Pure: the shell
 // (dev/start.ts) turns each broker delivery into a `Step`, reads the Swarm's
 // view (who owns what, what the last change moved) and prints what this returns.
-import type { Move, SwarmView } from '../lib/introspection/view.js';
+import type { SwarmView } from '../lib/introspection/view.js';
+import type { Move } from '../lib/plan/index.js';
 
 /** One function's answer to one delivered event, as plain data. */
 export interface Step {

@@ -1,6 +1,9 @@
 // Reads what the introspection page shows: the Swarm, its worker config, the
 // pending restarts and the last change, all from the API (nothing cached).
-import { readLastChange, readRestarts } from '../lib/decisions/workspace.js';
+// Pending restarts are status's own (computeStatus judged them from the
+// bookkeeping and the pods), so the page and status never disagree.
+import { DEFAULTS } from '../lib/api/schema.js';
+import { readLastChange } from '../lib/decisions/workspace.js';
 import type { KubeClient } from '../lib/kube/client.js';
 import { swarmView, type SwarmView } from '../lib/introspection/view.js';
 import { parse, type WorkerConfig } from '../lib/workerconfig/index.js';
@@ -12,7 +15,7 @@ export function readSwarmView(kube: KubeClient) {
     const configMap = swarm.spec?.configMapName ? await kube.getConfigMap(namespace, swarm.spec.configMapName) : undefined;
     let config: WorkerConfig | undefined;
     try {
-      const text = configMap?.data[swarm.spec.configKey ?? 'config.yml'];
+      const text = configMap?.data[swarm.spec.configKey ?? DEFAULTS.configKey];
       config = text ? parse(text) : undefined;
     } catch {
       config = undefined;
@@ -22,7 +25,7 @@ export function readSwarmView(kube: KubeClient) {
     return swarmView({
       swarm,
       ...(config ? { config } : {}),
-      pendingRestarts: readRestarts(annotations).steps.map((s) => s.worker),
+      pendingRestarts: (swarm.status?.workers ?? []).filter((w) => w.restartPending).map((w) => w.name),
       ...(lastChange ? { lastChange: { version: lastChange.version, moves: lastChange.moves } } : {}),
     });
   };

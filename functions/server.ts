@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { KubeClient } from '../lib/kube/client.js';
 import { createK8sClient, loadKubeConfig, unreachableClient } from '../lib/kube/k8s-client.js';
 import { createLogger, type Logger } from '../lib/observability/logger.js';
-import { createMetrics, metricsHandler, recordAssignmentSize, type Metrics } from '../lib/observability/metrics.js';
+import { createMetrics, forgetAssignment, metricsHandler, recordAssignmentSize, type Metrics } from '../lib/observability/metrics.js';
 import { initTracing, kubeSpan, recordConflictRetry } from '../lib/observability/tracing.js';
 import { createCoalescer } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
@@ -49,22 +49,14 @@ function functionsFor(options: AppOptions): SwarmFunction[] {
   });
   const all = {
     assign: () =>
+      // The gauges follow the reconcile's own observation: no read of their own.
       assignFunction(env('assign'), coalescer, (o) => {
-        if (o.result === 'changed' || o.result === 'unchanged') void sizeGauge(kube, metrics, o.key);
+        if (o.size) recordAssignmentSize(metrics, o.key, o.size);
+        if (o.result === 'gone') forgetAssignment(metrics, o.key);
       }),
     restart: () => restartFunction(env('restart'), coalescer),
   };
   return options.function === 'all' ? [all.assign(), all.restart()] : [all[options.function]()];
-}
-
-/** The assignment-size gauges follow the ConfigMap; best effort. */
-async function sizeGauge(kube: KubeClient, metrics: Metrics, key: { namespace: string; name: string }): Promise<void> {
-  try {
-    const view = await readSwarmView(kube)(key.namespace, key.name);
-    if (view) recordAssignmentSize(metrics, key, Object.fromEntries(view.workers.map((w) => [w.name, w.jobs])));
-  } catch {
-    // a gauge is not worth failing anything for
-  }
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -117,7 +109,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
   if (!kube) {
     try {
       kube = createK8sClient(loadKubeConfig(env.KUBECONFIG), {
-        instrument: (call, run) => kubeSpan(call.verb, call.resource, run, { namespace: call.namespace, ...(call.name ? { name: call.name } : {}), metrics }),
+        instrument: (call, run, responseStatus) =>
+          kubeSpan(call.verb, call.resource, run, { namespace: call.namespace, ...(call.name ? { name: call.name } : {}), metrics, responseStatus }),
       });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);

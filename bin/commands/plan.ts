@@ -1,6 +1,8 @@
 // swarm plan: the moves, lower bound and restart order of a resize or job change.
 import { assign, lowerBound, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
-import { diff, restartOrder, type Handoff } from '../../lib/plan/index.js';
+import { DEFAULTS } from '../../lib/api/schema.js';
+import type { Handoff } from '../../lib/api/types.js';
+import { diff, restartOrder } from '../../lib/plan/index.js';
 import { CliError } from './cli-error.js';
 import { guard, parseFlags, processIo, readConfig, readJobs, replicaCount, requireFlag, statefulSetFlag, type Io } from './assign.js';
 
@@ -20,7 +22,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const statefulSetName = statefulSetFlag(flags, USAGE);
   const replicas = replicaCount(requireFlag(flags, 'replicas', USAGE), '--replicas');
   if ((flags.previous === undefined) === (flags.from === undefined)) throw new CliError(`give exactly one of --previous FILE or --from N (${USAGE})`);
-  const handoff = (flags.handoff ?? 'MakeBeforeBreak') as Handoff;
+  const handoff = (flags.handoff ?? DEFAULTS.handoff) as Handoff;
   if (handoff !== 'MakeBeforeBreak' && handoff !== 'BreakBeforeMake') throw new CliError(`--handoff must be MakeBeforeBreak or BreakBeforeMake, got "${handoff}"`);
 
   let previous: Assignment;

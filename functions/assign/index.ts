@@ -6,7 +6,7 @@ import { keyString } from '../../lib/decisions/routing.js';
 import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assign.js';
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
-import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import { targetsFor } from '../../lib/reconcilers/keys.js';
 import type { FunctionResponse, SwarmFunction } from '../function.js';
 
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
@@ -14,8 +14,11 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
     name: 'assign',
     accepts: (t: Trigger) => t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet'),
     async handle(trigger): Promise<FunctionResponse> {
-      const keys = await swarmKeysFor(env, trigger);
-      const runs = await Promise.all(keys.map((key) => coalescer.run(`assign:${keyString(key)}`, () => reconcileAssign(env, key))));
+      const targets = await targetsFor(env, trigger);
+      const runs = await Promise.all(
+        // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
+        targets.map(({ key, claimants }) => coalescer.run(`assign:${keyString(key)}`, (followUp) => reconcileAssign(env, key, followUp ? undefined : claimants))),
+      );
       runs.forEach((r) => onOutcome?.(r.value));
       const summary = { function: 'assign', swarms: runs.map((r) => ({ ...summarize(r.value), coalesced: r.shared })) };
       // One reply per response (Knative takes one); a coalesced caller leaves it to the first.

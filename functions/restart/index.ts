@@ -4,7 +4,7 @@ import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
-import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { reconcileRestart, type RestartOutcome } from '../../lib/reconcilers/restart.js';
 import type { FunctionResponse, SwarmFunction } from '../function.js';
 
@@ -13,8 +13,11 @@ export function restartFunction(env: ReconcileEnv, coalescer: Coalescer, onOutco
     name: 'restart',
     accepts: (t: Trigger) => t.source === 'swarm' || t.kind === 'Pod',
     async handle(trigger): Promise<FunctionResponse> {
-      const keys = await swarmKeysFor(env, trigger);
-      const runs = await Promise.all(keys.map((key) => coalescer.run(`restart:${keyString(key)}`, () => reconcileRestart(env, key))));
+      const targets = await targetsFor(env, trigger);
+      const runs = await Promise.all(
+        // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
+        targets.map(({ key, claimants }) => coalescer.run(`restart:${keyString(key)}`, (followUp) => reconcileRestart(env, key, followUp ? undefined : claimants))),
+      );
       runs.forEach((r) => onOutcome?.(r.value));
       return {
         status: 202,

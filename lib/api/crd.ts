@@ -32,6 +32,9 @@ export function buildSwarmCrd(): Record<string, unknown> {
           served: true,
           storage: true,
           subresources: { status: {} },
+          // Lets an event for a StatefulSet or Pod list only the Swarms naming that
+          // StatefulSet (a field selector) instead of every Swarm of the namespace in full.
+          selectableFields: [{ jsonPath: '.spec.statefulSetName' }],
           additionalPrinterColumns: printerColumns,
           schema: { openAPIV3Schema: toStructural(swarmSchema) },
         },

@@ -75,3 +75,8 @@ export interface Swarm {
   spec: SwarmSpec;
   status?: SwarmStatus;
 }
+
+/** A Swarm that passed validateSwarm: the schema's defaults are applied, so these fields are always there. */
+export interface ValidSwarm extends Swarm {
+  spec: SwarmSpec & { configKey: string; restart: { policy: RestartPolicy; handoff: Handoff; maxUnavailable: number } };
+}

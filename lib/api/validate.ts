@@ -6,9 +6,9 @@ import type { FormatsPlugin } from 'ajv-formats';
 import { problemsFrom } from './problems.js';
 import { KUBERNETES_KEYWORDS, swarmSchema } from './schema.js';
 import { API_VERSION, KIND } from './types.js';
-import type { Swarm } from './types.js';
+import type { ValidSwarm } from './types.js';
 
-export type SwarmValidation = { ok: true; swarm: Swarm } | { ok: false; problems: string[] };
+export type SwarmValidation = { ok: true; swarm: ValidSwarm } | { ok: false; problems: string[] };
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = ((addFormatsPlugin as unknown as { default?: FormatsPlugin }).default ?? addFormatsPlugin) as FormatsPlugin;
@@ -34,7 +34,8 @@ export function validateSwarm(obj: unknown): SwarmValidation {
   // ajv applies defaults in place; the caller's object stays untouched.
   const candidate: unknown = structuredClone(obj);
   if (!check(candidate)) return { ok: false, problems: capped(problemsFrom(check.errors)) };
-  const swarm = candidate as Swarm;
+  // The schema's defaults (lib/api/schema.ts DEFAULTS) were applied by ajv above.
+  const swarm = candidate as ValidSwarm;
   const problems: string[] = [];
   if (swarm.apiVersion !== API_VERSION) problems.push(`apiVersion: must be ${API_VERSION}`);
   if (swarm.kind !== KIND) problems.push(`kind: must be ${KIND}`);

@@ -1,7 +1,23 @@
-// Worker (pod) names of a StatefulSet: `<statefulSet>-<ordinal>`.
+// The one home of worker identity: the pods of StatefulSet `sts` are
+// `sts-0 … sts-(n-1)`; names, ordinals and their order are decided here only.
 
 export function workerName(statefulSetName: string, ordinal: number): string {
   return `${statefulSetName}-${ordinal}`;
+}
+
+export const workerNames = (statefulSetName: string, replicas: number): string[] =>
+  Array.from({ length: replicas }, (_, i) => workerName(statefulSetName, i));
+
+/** Canonical decimal only ("01" is not pod 1), as the StatefulSet controller names pods. */
+const ORDINAL = /^(0|[1-9][0-9]*)$/;
+
+/** `<statefulSet>-<ordinal>` split, for a name whose StatefulSet is not known; undefined if it is not one. */
+export function parseWorker(name: string): { statefulSet: string; ordinal: number } | undefined {
+  const dash = name.lastIndexOf('-');
+  if (dash <= 0) return undefined;
+  const statefulSet = name.slice(0, dash);
+  const ordinal = ordinalOf(statefulSet, name);
+  return ordinal === undefined ? undefined : { statefulSet, ordinal };
 }
 
 /** The ordinal of `name` if it is a pod of this StatefulSet, else undefined. */
@@ -9,8 +25,7 @@ export function ordinalOf(statefulSetName: string, name: string): number | undef
   const prefix = `${statefulSetName}-`;
   if (!name.startsWith(prefix)) return undefined;
   const digits = name.slice(prefix.length);
-  // Canonical decimal only ("01" is not pod 1), as the StatefulSet controller names pods.
-  if (!/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
+  if (!ORDINAL.test(digits)) return undefined;
   const ordinal = Number(digits);
   return Number.isSafeInteger(ordinal) ? ordinal : undefined;
 }
@@ -29,8 +44,8 @@ export function sortWorkers(statefulSetName: string, names: Iterable<string>): s
 
 /** Pod names in natural order: same prefix → by trailing ordinal (w-2 before w-10), else code units. */
 export function compareWorkers(a: string, b: string): number {
-  const ma = /^(.*)-(0|[1-9][0-9]*)$/.exec(a);
-  const mb = /^(.*)-(0|[1-9][0-9]*)$/.exec(b);
-  if (ma && mb && ma[1] === mb[1]) return Number(ma[2]) - Number(mb[2]);
+  const wa = parseWorker(a);
+  const wb = parseWorker(b);
+  if (wa && wb && wa.statefulSet === wb.statefulSet) return wa.ordinal - wb.ordinal;
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -3,14 +3,15 @@
 // is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
-import { API_VERSION, KIND, type Swarm } from '../api/types.js';
+import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
-import { diff, restartOrder, type RestartStep as PlanStep } from '../plan/index.js';
+import { diff, restartOrder, type Move, type RestartStep as PlanStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf, podsByWorker } from './workers.js';
+import { ordinalOf } from '../assignment/workers.js';
+import { podsByWorker } from './workers.js';
 import {
   LABEL_MANAGED_BY,
   LABEL_SWARM,
@@ -18,13 +19,13 @@ import {
   readRestarts,
   withLastChange,
   withRestarts,
-  type Move,
+  type RestartStep,
   type RestartWorkspace,
 } from './workspace.js';
 
 export interface AssignObservation {
   /** Validated, defaults applied. */
-  swarm: Swarm;
+  swarm: ValidSwarm;
   statefulSet: StatefulSetView;
   configMap: ConfigMapView | undefined;
   pods: readonly PodView[];
@@ -68,7 +69,7 @@ export function foreignController(configMap: ConfigMapView, swarm: Swarm): Owner
 export function decideConfigMap(obs: AssignObservation): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
-  const key = spec.configKey ?? 'config.yml';
+  const key = spec.configKey;
 
   if (configMap) {
     const other = foreignController(configMap, swarm);
@@ -105,10 +106,16 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
   if (changed) {
     annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
     const restarts =
-      (spec.restart?.policy ?? 'Restart') === 'Restart'
-        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart?.handoff ?? 'MakeBeforeBreak'), obs, config.version)
+      spec.restart.policy === 'Restart'
+        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), obs, config.version)
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
+  } else {
+    // Finished steps are forgotten here, in assign's own guarded write (restart
+    // never writes the ConfigMap), so status is judged from live bookkeeping only.
+    const recorded = readRestarts(annotations);
+    const pending = spec.restart.policy === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
+    if (pending.length !== recorded.steps.length) annotations = withRestarts(annotations, { version: recorded.version, steps: pending });
   }
 
   const desired: ConfigMapView = {
@@ -170,7 +177,7 @@ export function restartWorkspace(
   const inPlan = new Set(order.map((s) => s.worker));
   // A gainer may be a brand-new worker with no pod yet: waiting for it is the point.
   const exists = (w: string) => (ordinalOf(sts, w) ?? Infinity) < replicas;
-  const carried = previous.steps.filter((s) => !inPlan.has(s.worker) && pods.get(s.worker)?.uid === s.staleUid);
+  const carried = pendingSteps(previous.steps, obs).filter((s) => !inPlan.has(s.worker));
   const fresh = order.flatMap((s) => {
     const pod = pods.get(s.worker);
     // No pod: the StatefulSet will create one, and it will read the new share.
@@ -178,6 +185,12 @@ export function restartWorkspace(
   });
   const steps = [...carried, ...fresh].map((s) => ({ ...s, waitFor: s.waitFor.filter(exists) }));
   return { version, steps };
+}
+
+/** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */
+export function pendingSteps(steps: readonly RestartStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RestartStep[] {
+  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
+  return steps.filter((s) => pods.get(s.worker)?.uid === s.staleUid);
 }
 
 /** Our controller reference, in place if present (so an unchanged list compares equal). */

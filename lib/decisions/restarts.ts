@@ -2,9 +2,10 @@
 // worker runs its current share, in handoff order, never with more than
 // maxUnavailable of the Swarm's workers out of service. Pure: it sees the
 // restart workspace (from the ConfigMap) and the pods as they are now.
-import type { Swarm } from '../api/types.js';
+import type { ValidSwarm } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
-import { isServing, podsByWorker, workerNames } from './workers.js';
+import { workerNames } from '../assignment/workers.js';
+import { isServing, podsByWorker } from './workers.js';
 import type { RestartStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod alone. */
@@ -14,7 +15,7 @@ export type StepState =
   | 'done'; // a newer pod (or none yet) serves this worker
 
 export interface RestartObservation {
-  swarm: Swarm;
+  swarm: ValidSwarm;
   statefulSet: StatefulSetView;
   workspace: RestartWorkspace;
   pods: readonly PodView[];
@@ -27,8 +28,6 @@ export interface RestartDecision {
   outstanding: string[];
   /** Why nothing more is deleted now, for logs and status; empty when all is done. */
   waiting: string;
-  /** The workspace with finished steps dropped; undefined when it is unchanged. */
-  prunedWorkspace?: RestartWorkspace;
 }
 
 export function stepState(step: RestartStep, pod: PodView | undefined): StepState {
@@ -38,8 +37,7 @@ export function stepState(step: RestartStep, pod: PodView | undefined): StepStat
 
 export function decideRestarts(obs: RestartObservation): RestartDecision {
   const { swarm, statefulSet, workspace } = obs;
-  const policy = swarm.spec.restart?.policy ?? 'Restart';
-  const maxUnavailable = swarm.spec.restart?.maxUnavailable ?? 1;
+  const { policy, maxUnavailable } = swarm.spec.restart;
   const pods = podsByWorker(statefulSet.name, statefulSet.replicas, obs.pods);
   const workers = workerNames(statefulSet.name, statefulSet.replicas);
   const live = new Set(workers);
@@ -48,13 +46,10 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
   const steps = workspace.steps.filter((s) => live.has(s.worker));
   const state = new Map(steps.map((s) => [s.worker, stepState(s, pods.get(s.worker))] as const));
   const outstanding = steps.filter((s) => state.get(s.worker) !== 'done').map((s) => s.worker);
-  const pruned = steps.filter((s) => state.get(s.worker) !== 'done');
-  const prunedWorkspace = pruned.length === workspace.steps.length ? undefined : { version: workspace.version, steps: pruned };
 
   if (policy === 'None') {
-    // Hot-reloading workers: nothing to restart, and nothing left to remember.
-    const none = workspace.steps.length ? { version: workspace.version, steps: [] } : undefined;
-    return { deletes: [], outstanding: [], waiting: '', ...(none ? { prunedWorkspace: none } : {}) };
+    // Hot-reloading workers: nothing to restart (assign records no steps for them).
+    return { deletes: [], outstanding: [], waiting: '' };
   }
 
   const unavailable = workers.filter((w) => !isServing(pods.get(w))).length;
@@ -87,5 +82,5 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     ...(deleting.length ? [`${deleting.join(', ')} restarting`] : []),
     ...blocked,
   ].join('; ');
-  return { deletes, outstanding, waiting, ...(prunedWorkspace ? { prunedWorkspace } : {}) };
+  return { deletes, outstanding, waiting };
 }

@@ -1,7 +1,8 @@
 // Which Swarms an event concerns. An event is only a trigger: this maps it to
 // Swarm keys; the reconcilers then read everything fresh from the API.
 import type { Swarm } from '../api/types.js';
-import { ordinalOf } from './workers.js';
+import { compareNames } from '../assignment/jobs.js';
+import { parseWorker } from '../assignment/workers.js';
 
 export interface SwarmKey {
   namespace: string;
@@ -19,20 +20,13 @@ export function claimant(swarms: readonly Swarm[], statefulSet: string): Swarm |
     .filter((s) => s.spec?.statefulSetName === statefulSet && !s.metadata.deletionTimestamp)
     .sort(
       (a, b) =>
-        (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-        a.metadata.name.localeCompare(b.metadata.name),
+        // Code-unit order (RFC 3339 timestamps sort as strings): the same in every process, whatever its locale.
+        compareNames(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') || compareNames(a.metadata.name, b.metadata.name),
     )[0];
 }
 
 /** The StatefulSet a worker pod belongs to: its controller reference, else its name `<sts>-<ordinal>`. */
 export function statefulSetOfPod(podName: string, ownerStatefulSet: string | undefined): string | undefined {
   if (ownerStatefulSet) return ownerStatefulSet;
-  const m = /^(.+)-(0|[1-9]\d*)$/.exec(podName);
-  return m && m[1] !== undefined && ordinalOf(m[1], podName) !== undefined ? m[1] : undefined;
-}
-
-/** The Swarms (in this namespace) that manage the named StatefulSet. */
-export function swarmsForStatefulSet(namespace: string, swarms: readonly Swarm[], statefulSet: string): SwarmKey[] {
-  const owner = claimant(swarms, statefulSet);
-  return owner ? [{ namespace, name: owner.metadata.name }] : [];
+  return parseWorker(podName)?.statefulSet;
 }

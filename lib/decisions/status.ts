@@ -6,7 +6,8 @@ import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/
 import type { PodView, StatefulSetView } from '../kube/types.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
 import { stepState } from './restarts.js';
-import { podsByWorker, workerNames } from './workers.js';
+import { workerNames } from '../assignment/workers.js';
+import { podsByWorker } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
 
 /** Something that stops the Swarm from converging until a human acts. */

@@ -1,18 +1,6 @@
-// Worker identity: the pods of StatefulSet `sts` are `sts-0 … sts-(n-1)`.
+// The pods behind the workers (names and ordinals: lib/assignment/workers.ts).
+import { ordinalOf } from '../assignment/workers.js';
 import type { PodView } from '../kube/types.js';
-
-export const workerName = (statefulSet: string, ordinal: number): string => `${statefulSet}-${ordinal}`;
-
-/** The ordinal of a pod of this StatefulSet, or undefined when the name is not one of its pods. */
-export function ordinalOf(statefulSet: string, podName: string): number | undefined {
-  const prefix = `${statefulSet}-`;
-  if (!podName.startsWith(prefix)) return undefined;
-  const rest = podName.slice(prefix.length);
-  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
-}
-
-export const workerNames = (statefulSet: string, replicas: number): string[] =>
-  Array.from({ length: replicas }, (_, i) => workerName(statefulSet, i));
 
 /** Pods of the StatefulSet's current workers (ordinal < replicas), by worker name. */
 export function podsByWorker(statefulSet: string, replicas: number, pods: readonly PodView[]): Map<string, PodView> {

@@ -3,6 +3,8 @@
 // which pods still run an older share, and what moved in the last change.
 // Annotations are written in the same guarded write as the config itself, so
 // the two can never disagree.
+import { ordinalOf, parseWorker, workerName } from '../assignment/workers.js';
+import type { Move } from '../plan/diff.js';
 
 export const LABEL_SWARM = 'k8slab.info/swarm';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
@@ -32,14 +34,6 @@ export interface RestartWorkspace {
   steps: RestartStep[];
 }
 
-export interface Move {
-  job: string;
-  /** null: the job is new. */
-  from: string | null;
-  /** null: the job was removed. */
-  to: string | null;
-}
-
 export interface LastChange {
   version: number;
   movedTotal: number;
@@ -61,14 +55,9 @@ interface CompactRestarts {
   s: Array<[number, string, number[]]>;
 }
 
-const WORKER = /^(.+)-(0|[1-9]\d*)$/;
-
 function encodeRestarts(ws: RestartWorkspace): string {
-  const sts = WORKER.exec(ws.steps[0]?.worker ?? '')?.[1];
-  const ordinal = (w: string): number | undefined => {
-    const m = WORKER.exec(w);
-    return m && m[1] === sts ? Number(m[2]) : undefined;
-  };
+  const sts = parseWorker(ws.steps[0]?.worker ?? '')?.statefulSet;
+  const ordinal = (w: string): number | undefined => (sts === undefined ? undefined : ordinalOf(sts, w));
   const names = ws.steps.flatMap((s) => [s.worker, ...s.waitFor]);
   // Workers not of one StatefulSet cannot be written as ordinals: keep their names.
   if (sts === undefined || names.some((w) => ordinal(w) === undefined)) return JSON.stringify(ws);
@@ -88,7 +77,7 @@ function decodeCompact(parsed: Partial<CompactRestarts>): RestartWorkspace | und
     (step): step is [number, string, number[]] =>
       Array.isArray(step) && isOrdinal(step[0]) && typeof step[1] === 'string' && Array.isArray(step[2]) && step[2].every(isOrdinal),
   );
-  return { version: v, steps: steps.map(([w, uid, waits]) => ({ worker: `${sts}-${w}`, staleUid: uid, waitFor: waits.map((o) => `${sts}-${o}`) })) };
+  return { version: v, steps: steps.map(([w, uid, waits]) => ({ worker: workerName(sts, w), staleUid: uid, waitFor: waits.map((o) => workerName(sts, o)) })) };
 }
 
 /** Tolerant: an absent or damaged annotation reads as "nothing pending". Reads the older verbose form too. */
@@ -143,3 +132,4 @@ export function withLastChange(annotations: Record<string, string>, change: { ve
   };
   return { ...annotations, [ANNOTATION_LAST_CHANGE]: JSON.stringify(kept) };
 }
+

@@ -94,7 +94,8 @@ export function toTrigger(event: EventLike): Trigger {
     ['data.metadata.namespace', 'Namespace', namespace],
     ['data.metadata.name', kind, name],
   ]);
-  const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name, object };
+  // Only the key is kept: the object is read fresh, so the event's copy (perhaps a large Swarm) is not held.
+  const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name };
   if (typeof uid === 'string') trigger.uid = uid;
   if (kind === 'Pod') {
     const owner = owningStatefulSet(object);

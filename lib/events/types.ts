@@ -45,7 +45,7 @@ export interface ObjectRef {
   namespace: string;
 }
 
-/** Something changed in the API: a hint to go and read fresh state, never the state itself. */
+/** Something changed in the API: a key (kind, namespace, name) to go and read fresh state by, never the state itself. */
 export interface ApiServerTrigger {
   source: 'apiserver';
   verb: Verb;
@@ -55,8 +55,6 @@ export interface ApiServerTrigger {
   namespace: string;
   name: string;
   uid?: string;
-  /** The object as the adapter saw it (resource mode only); may be stale. */
-  object?: KubeObject;
   /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */
   ownerStatefulSet?: string;
 }

@@ -2,6 +2,9 @@
 // small self-contained HTML page. Pure: the caller reads the Swarm, its worker
 // ConfigMap and the restart queue; nothing here talks to a cluster.
 import type { Phase } from '../api/types.js';
+import { compareNames } from '../assignment/jobs.js';
+import { compareWorkers } from '../assignment/workers.js';
+import { diff, type Move } from '../plan/diff.js';
 
 /**
  * The parsed worker config (ConfigMap key `config.yml`), structurally: what
@@ -38,13 +41,6 @@ export type LastChangeInput =
   | { readonly version: number; readonly before: OwnersBefore }
   | { readonly version: number; readonly moves: readonly Move[] };
 
-/** One job changing hands; `null` means the job was added (from) or removed (to). */
-export interface Move {
-  readonly job: string;
-  readonly from: string | null;
-  readonly to: string | null;
-}
-
 export interface WorkerView {
   readonly name: string;
   readonly version: number;
@@ -62,30 +58,12 @@ export interface SwarmView {
   readonly lastChange?: { readonly version: number; readonly moves: readonly Move[] };
 }
 
-// `web-2` before `web-10`: StatefulSet ordinals, not string order.
-const byOrdinal = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
-
-function ownerOfEachJob(owners: OwnersBefore): Map<string, string> {
-  const owner = new Map<string, string>();
-  for (const [worker, jobs] of Object.entries(owners)) for (const job of jobs) owner.set(job, worker);
-  return owner;
-}
-
-/** Jobs whose owner differs between two assignments, sorted by job name. */
-export function movesBetween(before: OwnersBefore, after: OwnersBefore): Move[] {
-  const was = ownerOfEachJob(before);
-  const now = ownerOfEachJob(after);
-  const jobs = [...new Set([...was.keys(), ...now.keys()])].sort(byOrdinal);
-  return jobs
-    .map((job) => ({ job, from: was.get(job) ?? null, to: now.get(job) ?? null }))
-    .filter((move) => move.from !== move.to);
-}
 
 function lastChangeView(lastChange: LastChangeInput, current: OwnersBefore): NonNullable<SwarmView['lastChange']> {
   const moves =
     'moves' in lastChange
-      ? [...lastChange.moves].sort((a, b) => byOrdinal(a.job, b.job))
-      : movesBetween(lastChange.before, current);
+      ? [...lastChange.moves].sort((a, b) => compareNames(a.job, b.job))
+      : diff(lastChange.before, current).moves;
   return { version: lastChange.version, moves };
 }
 
@@ -94,10 +72,10 @@ export function swarmView(input: SwarmViewInput): SwarmView {
   const pending = new Set(input.pendingRestarts);
   const workloads = config?.workloads ?? {};
   const workers = Object.keys(workloads)
-    .sort(byOrdinal)
+    .sort(compareWorkers)
     .map((name): WorkerView => {
       const workload = workloads[name]!;
-      return { name, version: workload.version, jobs: [...workload.jobs].sort(byOrdinal), restartPending: pending.has(name) };
+      return { name, version: workload.version, jobs: [...workload.jobs].sort(compareNames), restartPending: pending.has(name) };
     });
   const current = Object.fromEntries(workers.map((worker) => [worker.name, worker.jobs]));
   return {
@@ -106,7 +84,7 @@ export function swarmView(input: SwarmViewInput): SwarmView {
     version: config?.version ?? swarm.status?.version ?? 0,
     phase: swarm.status?.phase ?? 'Pending',
     workers,
-    pendingRestarts: [...pending].sort(byOrdinal),
+    pendingRestarts: [...pending].sort(compareWorkers),
     ...(input.lastChange ? { lastChange: lastChangeView(input.lastChange, current) } : {}),
   };
 }

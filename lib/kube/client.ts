@@ -9,7 +9,8 @@ export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 
 export interface KubeClient {
   getSwarm(namespace: string, name: string): Promise<Swarm | undefined>;
-  listSwarms(namespace: string): Promise<Swarm[]>;
+  /** The Swarms of a namespace whose spec.statefulSetName is `statefulSet` (a field selector, not a full list). */
+  listSwarmsNaming(namespace: string, statefulSet: string): Promise<Swarm[]>;
   /** PUT on the status subresource, guarded by swarm.metadata.resourceVersion. */
   replaceSwarmStatus(swarm: Swarm): Promise<Swarm>;
 

@@ -2,6 +2,7 @@
 // Kubernetes API. Converts API objects to plain views, maps failures to
 // KubeError kinds, bounds every call with a timeout, and lets observability
 // wrap each call (a span and a metric per request).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
@@ -15,8 +16,30 @@ export interface KubeCall {
   name?: string;
 }
 
-/** Wraps one API call (tracing, metrics). The default just runs it. */
-export type Instrument = <T>(call: KubeCall, run: () => Promise<T>) => Promise<T>;
+/**
+ * Wraps one API call (tracing, metrics). The default just runs it.
+ * `responseStatus`: the HTTP status of the call's response once it has one
+ * (the client's return values do not carry it).
+ */
+export type Instrument = <T>(call: KubeCall, run: () => Promise<T>, responseStatus: () => number | undefined) => Promise<T>;
+
+// The status of each HTTP response, handed to the call that made it: the
+// client's middleware runs in the async context of that call.
+const responseSlot = new AsyncLocalStorage<{ status?: number }>();
+const recordResponseStatus: k8s.ObservableMiddleware = {
+  pre: (context) => new k8s.Observable(Promise.resolve(context)),
+  post: (response) => {
+    const slot = responseSlot.getStore();
+    if (slot) slot.status = response.httpStatusCode;
+    return new k8s.Observable(Promise.resolve(response));
+  },
+};
+
+/**
+ * Per-call options that attach that middleware (client-node 1.x applies a
+ * configuration's own middleware only to calls that pass some of their own).
+ */
+const reportStatus: k8s.ConfigurationOptions = { middleware: [recordResponseStatus], middlewareMergeStrategy: 'append' };
 
 export interface K8sClientOptions {
   /** Per-request deadline; a slow API server is a transient failure. */
@@ -42,10 +65,14 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
   const timeoutMs = options.timeoutMs ?? 10_000;
   const instrument: Instrument = options.instrument ?? ((_call, run) => run());
 
-  const call = <T>(c: KubeCall, run: () => Promise<T>): Promise<T> =>
-    instrument(c, () => withDeadline(run(), timeoutMs, c)).catch((err: unknown) => {
-      throw toKubeError(err, c);
-    });
+  const call = <T>(c: KubeCall, run: () => Promise<T>): Promise<T> => {
+    const slot: { status?: number } = {};
+    return responseSlot
+      .run(slot, () => instrument(c, () => withDeadline(run(), timeoutMs, c), () => slot.status))
+      .catch((err: unknown) => {
+        throw toKubeError(err, c);
+      });
+  };
   const orUndefined = <T>(p: Promise<T>): Promise<T | undefined> =>
     p.catch((err: unknown) => {
       if (err instanceof KubeError && err.kind === 'NotFound') return undefined;
@@ -57,13 +84,16 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
     getSwarm: (namespace, name) =>
       orUndefined(
         call({ verb: 'GET', resource: PLURAL, namespace, name }, async () =>
-          (await custom.getNamespacedCustomObject({ ...swarmPath(namespace), name })) as Swarm,
+          (await custom.getNamespacedCustomObject({ ...swarmPath(namespace), name }, reportStatus)) as Swarm,
         ),
       ),
 
-    listSwarms: (namespace) =>
+    listSwarmsNaming: (namespace, statefulSet) =>
       call({ verb: 'LIST', resource: PLURAL, namespace }, async () => {
-        const list = (await custom.listNamespacedCustomObject(swarmPath(namespace))) as { items?: Swarm[] };
+        // spec.statefulSetName is a selectable field of the CRD; a StatefulSet
+        // name (a DNS subdomain) needs no escaping in a field selector.
+        const fieldSelector = `spec.statefulSetName=${statefulSet}`;
+        const list = (await custom.listNamespacedCustomObject({ ...swarmPath(namespace), fieldSelector }, reportStatus)) as { items?: Swarm[] };
         return list.items ?? [];
       }),
 
@@ -73,31 +103,31 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
           ...swarmPath(swarm.metadata.namespace),
           name: swarm.metadata.name,
           body: swarm,
-        })) as Swarm,
+        }, reportStatus)) as Swarm,
       ),
 
     getStatefulSet: (namespace, name) =>
       orUndefined(
         call({ verb: 'GET', resource: 'statefulsets', namespace, name }, async () =>
-          statefulSetView(await apps.readNamespacedStatefulSet({ namespace, name })),
+          statefulSetView(await apps.readNamespacedStatefulSet({ namespace, name }, reportStatus)),
         ),
       ),
 
     listPods: (namespace, labelSelector) =>
       call({ verb: 'LIST', resource: 'pods', namespace }, async () =>
-        (await core.listNamespacedPod({ namespace, labelSelector })).items.map(podView),
+        (await core.listNamespacedPod({ namespace, labelSelector }, reportStatus)).items.map(podView),
       ),
 
     getConfigMap: (namespace, name) =>
       orUndefined(
         call({ verb: 'GET', resource: 'configmaps', namespace, name }, async () =>
-          configMapView(await core.readNamespacedConfigMap({ namespace, name })),
+          configMapView(await core.readNamespacedConfigMap({ namespace, name }, reportStatus)),
         ),
       ),
 
     createConfigMap: (cm) =>
       call({ verb: 'CREATE', resource: 'configmaps', namespace: cm.namespace, name: cm.name }, async () =>
-        configMapView(await core.createNamespacedConfigMap({ namespace: cm.namespace, body: toV1ConfigMap(cm), fieldManager: FIELD_MANAGER })),
+        configMapView(await core.createNamespacedConfigMap({ namespace: cm.namespace, body: toV1ConfigMap(cm), fieldManager: FIELD_MANAGER }, reportStatus)),
       ),
 
     patchConfigMap: (patch) => {
@@ -106,7 +136,7 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
         configMapView(
           await core.patchNamespacedConfigMap(
             { namespace: patch.namespace, name: patch.name, body: mergePatchBody(patch), fieldManager: FIELD_MANAGER },
-            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch, reportStatus),
           ),
         ),
       );
@@ -114,7 +144,7 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
 
     deletePod: (namespace, name, preconditions) =>
       call({ verb: 'DELETE', resource: 'pods', namespace, name }, async () => {
-        await core.deleteNamespacedPod({ namespace, name, body: { preconditions } });
+        await core.deleteNamespacedPod({ namespace, name, body: { preconditions } }, reportStatus);
         return 'deleted' as DeleteOutcome;
       }).catch((err: unknown): DeleteOutcome => {
         if (err instanceof KubeError && err.kind === 'NotFound') return 'gone';
@@ -140,7 +170,7 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
             lastTimestamp: now,
             count: 1,
           },
-        });
+        }, reportStatus);
       }),
   };
 }
@@ -282,7 +312,7 @@ export function unreachableClient(reason: string): KubeClient {
   const fail = () => Promise.reject(new KubeError('Transient', 503, `no Kubernetes API: ${reason}`, 'connect'));
   return {
     getSwarm: fail,
-    listSwarms: fail,
+    listSwarmsNaming: fail,
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
     listPods: fail,

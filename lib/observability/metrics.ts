@@ -101,16 +101,11 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
   };
 }
 
-/** Sets both assignment gauges from an assignment (worker → jobs). */
-export function recordAssignmentSize(
-  metrics: Metrics,
-  swarm: { namespace: string; name: string },
-  assignment: Readonly<Record<string, readonly string[]>>,
-): void {
-  const workers = Object.values(assignment);
+/** Sets both assignment gauges from the size of the assignment in force. */
+export function recordAssignmentSize(metrics: Metrics, swarm: { namespace: string; name: string }, size: { workers: number; jobs: number }): void {
   const labels = { namespace: swarm.namespace, swarm: swarm.name };
-  metrics.assignmentWorkers.set(labels, workers.length);
-  metrics.assignmentJobs.set(labels, workers.reduce((sum, jobs) => sum + jobs.length, 0));
+  metrics.assignmentWorkers.set(labels, size.workers);
+  metrics.assignmentJobs.set(labels, size.jobs);
 }
 
 /** Drops the gauges of a Swarm that no longer exists, so it stops being reported. */

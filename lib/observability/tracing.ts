@@ -334,11 +334,13 @@ export interface KubeCallTarget {
   readonly namespace?: string;
   readonly name?: string;
   readonly metrics?: Pick<Metrics, 'kubeRequests'>;
+  /** The HTTP status of the call's response, as the client saw it (lib/kube reports it per call). */
+  readonly responseStatus?: () => number | undefined;
 }
 
 /**
  * Label value for the `code` of a Kubernetes call: the HTTP status when known,
- * `2xx` for a success whose status the client did not expose, `error` for a
+ * `2xx` for a success whose status was not reported, `error` for a
  * failure without one (network error, timeout).
  */
 export function kubeCodeLabel(outcome: { ok: boolean; status?: number }): string {
@@ -349,8 +351,8 @@ export function kubeCodeLabel(outcome: { ok: boolean; status?: number }): string
 /**
  * Wraps one Kubernetes API call in a CLIENT span `kube <VERB> <resource>`
  * (attributes: verb, resource, namespace, name, HTTP status code) and counts
- * it in swarm_kube_requests_total. The status of a success is read from an
- * `httpStatusCode` on the result (client-node's *WithHttpInfo methods).
+ * it in swarm_kube_requests_total. The status is the response's, as the
+ * client reports it (`target.responseStatus`), else one carried by the error.
  */
 export async function kubeSpan<T>(verb: string, resource: string, fn: () => Promise<T>, target: KubeCallTarget = {}): Promise<T> {
   const method = verb.toUpperCase();
@@ -361,12 +363,12 @@ export async function kubeSpan<T>(verb: string, resource: string, fn: () => Prom
     let outcome: { ok: boolean; status?: number } = { ok: false };
     try {
       const result = await fn();
-      const status = asRecord(result)?.httpStatusCode;
-      outcome = typeof status === 'number' ? { ok: true, status } : { ok: true };
+      const status = target.responseStatus?.();
+      outcome = status === undefined ? { ok: true } : { ok: true, status };
       span.setStatus({ code: SpanStatusCode.OK });
       return result;
     } catch (error) {
-      const status = statusCodeOf(error);
+      const status = target.responseStatus?.() ?? statusCodeOf(error);
       outcome = status === undefined ? { ok: false } : { ok: false, status };
       markFailed(span, error);
       throw error;

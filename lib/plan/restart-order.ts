@@ -11,9 +11,9 @@
 // pending members (they restart after it). Deterministic, and documented in
 // the step: `waitFor` lists only waits that are actually honoured.
 import { compareWorkers } from '../assignment/workers.js';
+import type { Handoff } from '../api/types.js';
 import type { AssignmentDiff } from './diff.js';
 
-export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
 
 export interface RestartStep {
   readonly worker: string;

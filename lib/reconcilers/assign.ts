@@ -1,9 +1,11 @@
 // ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
 // and pods; decide the desired ConfigMap and status (pure); write what differs.
+import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
 import { readRestarts } from '../decisions/workspace.js';
+import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { observe } from './observe.js';
@@ -21,6 +23,8 @@ export interface AssignOutcome {
   version?: number;
   changedWorkers: string[];
   moved: number;
+  /** Size of the assignment in force after this reconcile (for the gauges; absent when none was decided). */
+  size?: { workers: number; jobs: number };
   /** API writes made by this reconcile (0 for a no-op). */
   writes: number;
   /**
@@ -30,13 +34,14 @@ export interface AssignOutcome {
   notify: boolean;
 }
 
-export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey): Promise<AssignOutcome> {
+/** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
+export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<AssignOutcome> {
   // Carried across conflict retries: a change written by an attempt whose
   // status write then conflicted is still this reconcile's change.
   const carry: Carry = { writes: 0 };
   let outcome: AssignOutcome;
   try {
-    outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, () => assignOnce(env, key, carry));
+    outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined));
   } catch (err) {
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
@@ -65,9 +70,9 @@ interface Carry {
   published?: { changedWorkers: string[]; moved: number; swarmUid: string; version: number };
 }
 
-async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry): Promise<AssignOutcome> {
+async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
-  const obs = await observe(env, key);
+  const obs = await observe(env, key, claimants);
   if (!obs) return { ...none, result: 'gone' };
   const now = rfc3339(env.now());
   const uid = obs.swarm.metadata.uid;
@@ -117,6 +122,12 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry): Promi
     version: decision.config.version,
     changedWorkers: published ? decision.changedWorkers : [],
     moved: published ? decision.moves.length : 0,
+    size: sizeOf(decision.config),
     notify: published || (status.workers ?? []).some((w) => w.restartPending),
   };
+}
+
+function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {
+  const workloads = Object.values(config.workloads);
+  return { workers: workloads.length, jobs: workloads.reduce((sum, w) => sum + w.jobs.length, 0) };
 }

@@ -9,8 +9,11 @@ export interface Coalesced<T> {
   shared: boolean;
 }
 
+/** `followUp`: this run was scheduled while another ran, so what the caller read before may predate that run's writes. */
+export type Reconcile<T> = (followUp: boolean) => Promise<T>;
+
 export interface Coalescer {
-  run<T>(key: string, reconcile: () => Promise<T>): Promise<Coalesced<T>>;
+  run<T>(key: string, reconcile: Reconcile<T>): Promise<Coalesced<T>>;
   /** Keys with a reconcile in flight (for tests and introspection). */
   inFlight(): number;
 }
@@ -24,8 +27,8 @@ export function createCoalescer(onCoalesced?: (key: string) => void): Coalescer 
   const slots = new Map<string, Slot>();
   const settle = () => undefined;
 
-  function start<T>(key: string, slot: Slot, reconcile: () => Promise<T>): Promise<T> {
-    const p = reconcile().finally(() => {
+  function start<T>(key: string, slot: Slot, reconcile: Reconcile<T>, followUp: boolean): Promise<T> {
+    const p = reconcile(followUp).finally(() => {
       if (slot.current === p && !slot.followUp) slots.delete(key);
     });
     slot.current = p;
@@ -33,12 +36,12 @@ export function createCoalescer(onCoalesced?: (key: string) => void): Coalescer 
   }
 
   return {
-    async run<T>(key: string, reconcile: () => Promise<T>): Promise<Coalesced<T>> {
+    async run<T>(key: string, reconcile: Reconcile<T>): Promise<Coalesced<T>> {
       const slot = slots.get(key);
       if (!slot) {
         const fresh: Slot = { current: Promise.resolve() };
         slots.set(key, fresh);
-        return { value: await start(key, fresh, reconcile), shared: false };
+        return { value: await start(key, fresh, reconcile, false), shared: false };
       }
       if (slot.followUp) {
         onCoalesced?.(key);
@@ -46,7 +49,7 @@ export function createCoalescer(onCoalesced?: (key: string) => void): Coalescer 
       }
       const followUp = slot.current.then(settle, settle).then(() => {
         slot.followUp = undefined;
-        return start(key, slot, reconcile);
+        return start(key, slot, reconcile, true);
       });
       slot.followUp = followUp;
       return { value: await followUp, shared: false };

@@ -1,17 +1,28 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
-// their Swarm; StatefulSet and Pod events are mapped through the Swarms of the
-// namespace (read fresh: the event's own copy of the object may be stale).
+// their Swarm; StatefulSet and Pod events are mapped through the Swarms naming
+// that StatefulSet, listed fresh with a field selector (the event's own copy of
+// the object may be stale). That list is handed to the reconcile, which uses
+// it as its own observation of the Swarm instead of reading it again.
+import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
-import { statefulSetOfPod, swarmsForStatefulSet, type SwarmKey } from '../decisions/routing.js';
+import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
 import { classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
 
-export async function swarmKeysFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigger: Trigger): Promise<SwarmKey[]> {
-  if (trigger.source === 'swarm' || trigger.kind === 'Swarm') return [{ namespace: trigger.namespace, name: trigger.name }];
+export interface Target {
+  key: SwarmKey;
+  /** The Swarms naming the same StatefulSet, as listed for this event (absent for Swarm events). */
+  claimants?: Swarm[];
+}
+
+export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigger: Trigger): Promise<Target[]> {
+  if (trigger.source === 'swarm' || trigger.kind === 'Swarm') return [{ key: { namespace: trigger.namespace, name: trigger.name } }];
   const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
   if (!statefulSet) return [];
   try {
-    return swarmsForStatefulSet(trigger.namespace, await env.kube.listSwarms(trigger.namespace), statefulSet);
+    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet);
+    const owner = claimant(claimants, statefulSet);
+    return owner ? [{ key: { namespace: trigger.namespace, name: owner.metadata.name }, claimants }] : [];
   } catch (err) {
     // Refused for good (say, a namespace whose access was revoked): there is no
     // Swarm to record it on, so it is logged and the event answered 2xx, not retried.

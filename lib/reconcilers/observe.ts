@@ -1,7 +1,7 @@
 // Observe: read everything a decision needs, fresh from the API, in one place.
-// Both functions decide over the same observation, so they compute the same status.
+// Both functions decide over it; only assign judges status from it (one writer).
 import { validateSwarm } from '../api/validate.js';
-import type { Swarm } from '../api/types.js';
+import type { Swarm, ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, PodView, StatefulSetView } from '../kube/types.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status.js';
@@ -11,16 +11,22 @@ export interface Observation {
   /** The Swarm as read (with resourceVersion and status), for guarded status writes. */
   swarm: Swarm;
   /** Validated, defaults applied; absent when the spec is invalid. */
-  valid?: Swarm;
+  valid?: ValidSwarm;
   problem?: { reason: ProblemReason; message: string };
   statefulSet?: StatefulSetView;
   configMap?: ConfigMapView;
   pods: PodView[];
 }
 
-/** undefined: the Swarm is gone or going (a no-op, not an error). */
-export async function observe(env: ReconcileEnv, key: SwarmKey): Promise<Observation | undefined> {
-  const swarm = await env.kube.getSwarm(key.namespace, key.name);
+/**
+ * undefined: the Swarm is gone or going (a no-op, not an error).
+ * `claimants`: the Swarms naming the StatefulSet as listed for this event; the
+ * Swarm is taken from that list rather than read again. Without it (a Swarm
+ * event, a retry after a conflict, a coalesced follow-up) everything is read here.
+ */
+export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<Observation | undefined> {
+  const listed = claimants?.find((s) => s.metadata.name === key.name);
+  const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
   if (!swarm || swarm.metadata.deletionTimestamp) return undefined;
 
   const validation = validateSwarm(swarm);
@@ -30,7 +36,9 @@ export async function observe(env: ReconcileEnv, key: SwarmKey): Promise<Observa
   const valid = validation.swarm;
   const stsName = valid.spec.statefulSetName;
 
-  const owner = claimant(await env.kube.listSwarms(key.namespace), stsName);
+  // Listed once: the event's list if it was of this StatefulSet, else now.
+  const naming = listed && listed.spec?.statefulSetName === stsName ? claimants ?? [] : await env.kube.listSwarmsNaming(key.namespace, stsName);
+  const owner = claimant(naming, stsName);
   if (owner && owner.metadata.uid !== swarm.metadata.uid) {
     return {
       swarm,

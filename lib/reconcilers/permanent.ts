@@ -5,10 +5,10 @@
 // the next event or periodic resync recovers once the cause is fixed.
 import { classifyFailure, KubeError, type PermanentReason } from '../kube/errors.js';
 import type { SwarmKey } from '../decisions/routing.js';
-import { computeStatus } from '../decisions/status.js';
+import { boundMessage, computeStatus } from '../decisions/status.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
-import { writeStatus } from './status-writer.js';
+import { recordEvent, writeStatus } from './status-writer.js';
 
 export interface PermanentFailure {
   reason: PermanentReason;
@@ -17,8 +17,17 @@ export interface PermanentFailure {
   writes: number;
 }
 
-/** undefined: `err` is not permanent (the caller rethrows it: 503, or a conflict retry). */
-export async function reportPermanent(env: ReconcileEnv, key: SwarmKey, err: unknown): Promise<PermanentFailure | undefined> {
+/**
+ * undefined: `err` is not permanent (the caller rethrows it: 503, or a conflict retry).
+ * `owner: 'event-only'` (restart, which owns no field of status): a Warning Event
+ * on the Swarm, not a Degraded condition, so status keeps its one writer.
+ */
+export async function reportPermanent(
+  env: ReconcileEnv,
+  key: SwarmKey,
+  err: unknown,
+  owner: 'status' | 'event-only' = 'status',
+): Promise<PermanentFailure | undefined> {
   const failure = classifyFailure(err);
   if (failure.class !== 'permanent') return undefined;
   const message = err instanceof KubeError ? err.message : String(err);
@@ -28,7 +37,8 @@ export async function reportPermanent(env: ReconcileEnv, key: SwarmKey, err: unk
     const swarm = await env.kube.getSwarm(key.namespace, key.name);
     if (swarm && !swarm.metadata.deletionTimestamp) {
       const problem = { reason: failure.reason, message };
-      writes = await writeStatus(env, swarm, computeStatus({ swarm, now: rfc3339(env.now()), problem, pods: [] }));
+      if (owner === 'status') writes = await writeStatus(env, swarm, computeStatus({ swarm, now: rfc3339(env.now()), problem, pods: [] }));
+      else writes = await recordEvent(env, swarm, { type: 'Warning', reason: failure.reason, message: boundMessage(message) });
     }
   } catch (statusErr) {
     // A transient failure or a conflict here is worth a retry (503); a refused

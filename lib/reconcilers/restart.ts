@@ -1,18 +1,18 @@
 // ReconcileKind for `restart`: observe the Swarm's pods and the restart
 // workspace; delete the pods still holding an older share, in handoff order
-// and within maxUnavailable (pure decision); prune finished bookkeeping.
-import { decideConfigMap } from '../decisions/configmap.js';
+// and within maxUnavailable (pure decision). It decides only restarts: it never
+// re-runs the assignment, never writes the ConfigMap (assign forgets finished
+// steps) and never writes status (assign owns every field of it), so the two
+// functions never race for the same object.
+import type { Swarm } from '../api/types.js';
+import { foreignController } from '../decisions/configmap.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
-import { computeStatus } from '../decisions/status.js';
-import { ANNOTATION_RESTARTS, readRestarts, withRestarts } from '../decisions/workspace.js';
-import { parse, type WorkerConfig } from '../workerconfig/index.js';
+import { readRestarts } from '../decisions/workspace.js';
 import type { ReconcileEnv } from './env.js';
-import { rfc3339 } from './env.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
-import { writeStatus } from './status-writer.js';
 
 export interface RestartOutcome {
   key: SwarmKey;
@@ -25,13 +25,14 @@ export interface RestartOutcome {
   writes: number;
 }
 
-export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey): Promise<RestartOutcome> {
+/** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
+export async function reconcileRestart(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<RestartOutcome> {
   const carry = { writes: 0, restarted: [] as string[] };
   let outcome: Omit<RestartOutcome, 'restarted' | 'writes'>;
   try {
-    outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, () => restartOnce(env, key, carry));
+    outcome = await retryOnConflict(env, `restart ${key.namespace}/${key.name}`, (n) => restartOnce(env, key, carry, n === 1 ? claimants : undefined));
   } catch (err) {
-    const refused = await reportPermanent(env, key, err);
+    const refused = await reportPermanent(env, key, err, 'event-only');
     if (!refused) throw err;
     return { key, result: 'blocked', restarted: carry.restarted, outstanding: [], waiting: refused.message, writes: carry.writes + refused.writes };
   }
@@ -44,29 +45,23 @@ async function restartOnce(
   env: ReconcileEnv,
   key: SwarmKey,
   carry: { writes: number; restarted: string[] },
+  claimants: readonly Swarm[] | undefined,
 ): Promise<Omit<RestartOutcome, 'restarted' | 'writes'>> {
   const idle = { key, outstanding: [], waiting: '' };
-  const obs = await observe(env, key);
+  const obs = await observe(env, key, claimants);
   if (!obs) return { ...idle, result: 'gone' };
-  const now = rfc3339(env.now());
-
   if (obs.problem || !obs.valid || !obs.statefulSet) {
-    const problem = obs.problem ?? { reason: 'InvalidSpec' as const, message: 'unreadable Swarm' };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [] }));
-    return { ...idle, result: 'blocked', waiting: problem.message };
+    // Problems of the spec and the StatefulSet are assign's to report; with no
+    // valid spec and StatefulSet there is nothing to restart.
+    return { ...idle, result: 'blocked', waiting: obs.problem?.message ?? 'unreadable Swarm' };
   }
   const { valid, statefulSet, configMap, pods } = obs;
-  // The same decision `assign` makes: a ConfigMap this Swarm does not control
-  // holds no workspace of ours, and dedications feed the status below.
-  const assignment = decideConfigMap({ swarm: valid, statefulSet, configMap, pods });
-  if (assignment.kind === 'blocked') {
-    const problem = { reason: assignment.reason, message: assignment.message };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet, pods }));
-    return { ...idle, result: 'blocked', waiting: problem.message };
-  }
+  // A ConfigMap controlled by something else holds no workspace of ours (assign reports the conflict).
+  const other = configMap && foreignController(configMap, valid);
+  if (other) return { ...idle, result: 'blocked', waiting: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name}` };
+
   const workspace = readRestarts(configMap?.annotations ?? {});
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods });
-
   for (const pod of decision.deletes) {
     const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });
     carry.writes += 1;
@@ -76,45 +71,6 @@ async function restartOnce(
     }
     env.log.info({ pod: pod.name, uid: pod.uid, result }, 'restart');
   }
-
-  let recorded = workspace;
-  if (configMap?.resourceVersion && decision.prunedWorkspace) {
-    // Finished steps are forgotten; a conflict here means the config moved on: decide again.
-    const pruned = withRestarts(configMap.annotations, decision.prunedWorkspace);
-    await env.kube.patchConfigMap({
-      name: configMap.name,
-      namespace: configMap.namespace,
-      resourceVersion: configMap.resourceVersion,
-      annotations: { [ANNOTATION_RESTARTS]: pruned[ANNOTATION_RESTARTS] ?? null },
-    });
-    carry.writes += 1;
-    env.onConfigMapWrite?.();
-    recorded = decision.prunedWorkspace;
-  }
-
-  // Status from the bookkeeping as it now stands (after the prune above, never
-  // before it), judged by the same function `assign` uses, so the two never disagree.
-  const config = parseOrUndefined(configMap?.data[valid.spec.configKey ?? 'config.yml']);
-  const status = computeStatus({
-    swarm: obs.swarm,
-    now,
-    statefulSet,
-    ...(config ? { config } : {}),
-    workspace: recorded,
-    pods,
-    unhonouredDedications: assignment.unhonoured.length,
-  });
-  carry.writes += await writeStatus(env, obs.swarm, status);
-
   const result = decision.deletes.length ? 'restarting' : decision.outstanding.length ? 'waiting' : 'idle';
   return { key, result, outstanding: decision.outstanding, waiting: decision.waiting };
-}
-
-function parseOrUndefined(text: string | undefined): WorkerConfig | undefined {
-  if (!text) return undefined;
-  try {
-    return parse(text);
-  } catch {
-    return undefined;
-  }
 }

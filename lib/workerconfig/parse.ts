@@ -1,5 +1,6 @@
 // config.yml in: strict about shape, with line:column and field path in every error.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { DEFAULTS } from '../api/schema.js';
 import type { WorkerConfig, WorkerShare } from './types.js';
 
 export class WorkerConfigError extends Error {
@@ -13,7 +14,7 @@ export class WorkerConfigError extends Error {
   }
 }
 
-export function parse(text: string, source = 'config.yml'): WorkerConfig {
+export function parse(text: string, source: string = DEFAULTS.configKey): WorkerConfig {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const fail = (node: Node | null | undefined, field: string, problem: string): never => {

@@ -13,7 +13,7 @@ import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
+import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -146,9 +146,34 @@ describe('ConfigMap writes on the real API server', () => {
     expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
   });
 
+  it("reports each real response's HTTP status to the instrumentation (spans and metrics get 200, 404, 409, not a guessed 2xx)", async () => {
+    const seen: string[] = [];
+    const kube = createK8sClient(loadKubeConfig(kubeconfig), {
+      instrument: async (call, run, responseStatus) => {
+        try {
+          return await run();
+        } finally {
+          seen.push(`${call.verb} ${call.resource} ${responseStatus() ?? 'none'}`);
+        }
+      },
+    });
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('statuses', 1));
+    await applySwarm(swarm('statuses', 'statuses-config', ['a']));
+    const found = await kube.getSwarm(NS, 'statuses');
+    expect(await kube.getSwarm(NS, 'no-such-swarm')).toBeUndefined();
+    await kube.createConfigMap({ name: 'statuses-config', namespace: NS, labels: {}, annotations: {}, ownerReferences: [], data: {} });
+    await expect(kube.createConfigMap({ name: 'statuses-config', namespace: NS, labels: {}, annotations: {}, ownerReferences: [], data: {} })).rejects.toMatchObject({ kind: 'Conflict' });
+    expect(found?.metadata.name).toBe('statuses');
+    expect(seen).toEqual(['GET swarms 200', 'GET swarms 404', 'CREATE configmaps 201', 'CREATE configmaps 409']);
+  });
+
   it('a real RBAC refusal (restart may not create ConfigMaps) is recorded as Forbidden, not retried', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('denied', 1));
     await applySwarm(swarm('denied', 'denied-config', seedStreams));
+    // restart's identity may write neither ConfigMaps nor status (assign owns both):
+    // here it is let write status, in this namespace only, so the refusal can be recorded.
+    await kubectl(kubeconfig, ['-n', NS, 'create', 'role', 'status-writer', '--verb=update,patch', '--resource=swarms.k8slab.info/status']);
+    await kubectl(kubeconfig, ['-n', NS, 'create', 'rolebinding', 'status-writer', '--role=status-writer', `--serviceaccount=${SYSTEM_NAMESPACE}:swarm-restart`]);
     // Run assign's reconcile with restart's identity: the create is denied by the real authorizer.
     const out = await assignFunction(asRestart, createCoalescer()).handle(trigger('denied'));
     expect(out.status).toBe(202);

@@ -21,6 +21,10 @@ export class MemoryKube implements KubeClient {
   pods = new Map<string, PodView>();
   events: EventView[] = [];
   writes: Write[] = [];
+  /** Every call made, reads and writes, in order (faulted ones included): what a reconcile costs in requests. */
+  calls: Op[] = [];
+  /** Every 409 Conflict answered, by call. */
+  conflicts: Op[] = [];
   private rv = 100;
   private uidSeq = 0;
   private faults: Array<{ op: Op; error: KubeError; times: number }> = [];
@@ -41,6 +45,7 @@ export class MemoryKube implements KubeClient {
   }
 
   private async enter(op: Op): Promise<void> {
+    this.calls.push(op);
     const fault = this.faults.find((f) => f.op === op && f.times > 0);
     if (fault) {
       fault.times -= 1;
@@ -126,9 +131,11 @@ export class MemoryKube implements KubeClient {
     return s ? structuredClone(s) : undefined;
   }
 
-  async listSwarms(namespace: string) {
-    await this.enter('listSwarms');
-    return [...this.swarms.values()].filter((s) => s.metadata.namespace === namespace).map((s) => structuredClone(s));
+  async listSwarmsNaming(namespace: string, statefulSet: string) {
+    await this.enter('listSwarmsNaming');
+    return [...this.swarms.values()]
+      .filter((s) => s.metadata.namespace === namespace && s.spec?.statefulSetName === statefulSet)
+      .map((s) => structuredClone(s));
   }
 
   async replaceSwarmStatus(swarm: Swarm) {
@@ -137,6 +144,7 @@ export class MemoryKube implements KubeClient {
     const current = this.swarms.get(key);
     if (!current) throw new KubeError('NotFound', 404, 'swarm not found', 'replaceSwarmStatus');
     if (current.metadata.resourceVersion !== swarm.metadata.resourceVersion) {
+      this.conflicts.push('replaceSwarmStatus');
       throw new KubeError('Conflict', 409, 'swarm resourceVersion changed', 'replaceSwarmStatus');
     }
     this.record('replaceSwarmStatus', swarm.metadata.name);
@@ -169,7 +177,10 @@ export class MemoryKube implements KubeClient {
   async createConfigMap(cm: ConfigMapView) {
     await this.enter('createConfigMap');
     const key = `${cm.namespace}/${cm.name}`;
-    if (this.configMaps.has(key)) throw new KubeError('Conflict', 409, 'configmap already exists', 'createConfigMap', 'CREATE');
+    if (this.configMaps.has(key)) {
+      this.conflicts.push('createConfigMap');
+      throw new KubeError('Conflict', 409, 'configmap already exists', 'createConfigMap', 'CREATE');
+    }
     this.record('createConfigMap', cm.name);
     const stored = { ...structuredClone(cm), uid: this.nextUid('cm'), resourceVersion: this.nextRv() };
     this.configMaps.set(key, stored);
@@ -183,6 +194,7 @@ export class MemoryKube implements KubeClient {
     const current = this.configMaps.get(key);
     if (!current) throw new KubeError('NotFound', 404, 'configmap not found', 'patchConfigMap', 'PATCH');
     if (!patch.resourceVersion || current.resourceVersion !== patch.resourceVersion) {
+      this.conflicts.push('patchConfigMap');
       throw new KubeError('Conflict', 409, 'configmap resourceVersion changed', 'patchConfigMap', 'PATCH');
     }
     this.record('patchConfigMap', patch.name);

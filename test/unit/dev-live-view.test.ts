@@ -3,7 +3,8 @@
 // change something print, each on one line.
 import { describe, expect, it } from 'vitest';
 import { describeEvent, describeMoves, gainsAndLosses, liveView, sharesTable, stepFromDelivery, type Step, type ViewState } from '../../dev/live-view.js';
-import { swarmView, type Move, type SwarmView } from '../../lib/introspection/view.js';
+import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
+import type { Move } from '../../lib/plan/index.js';
 
 const SWARM = 'swarm/swarm-worker';
 const worker = (n: number) => `swarm-worker-${n}`;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, movesBetween, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { escapeHtml, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { diff } from '../../lib/plan/index.js';
 
 const swarm = { metadata: { namespace: 'demo', name: 'web' }, status: { phase: 'Updating' as const, version: 6 } };
 
@@ -19,7 +20,7 @@ const input: SwarmViewInput = {
 };
 
 describe('swarmView', () => {
-  it('lists workers by ordinal with their jobs, versions and pending restarts', () => {
+  it('lists workers by ordinal with their jobs (in code-unit order, as config.yml holds them), versions and pending restarts', () => {
     expect(swarmView(input)).toEqual({
       namespace: 'demo',
       name: 'web',
@@ -27,7 +28,7 @@ describe('swarmView', () => {
       phase: 'Updating',
       workers: [
         { name: 'web-0', version: 5, jobs: ['j1'], restartPending: false },
-        { name: 'web-2', version: 7, jobs: ['j2', 'j10'], restartPending: true },
+        { name: 'web-2', version: 7, jobs: ['j10', 'j2'], restartPending: true },
         { name: 'web-10', version: 7, jobs: ['j3'], restartPending: true },
       ],
       pendingRestarts: ['web-2', 'web-10'],
@@ -35,8 +36,8 @@ describe('swarmView', () => {
         version: 7,
         moves: [
           { job: 'gone', from: 'web-2', to: null },
-          { job: 'j3', from: 'web-0', to: 'web-10' },
           { job: 'j10', from: null, to: 'web-2' },
+          { job: 'j3', from: 'web-0', to: 'web-10' },
         ],
       },
     });
@@ -62,7 +63,8 @@ describe('swarmView', () => {
   });
 });
 
-describe('movesBetween', () => {
+// The page's moves are the plan's own (lib/plan/diff.ts): one Move, one way of computing it.
+describe('moves between two assignments (diff)', () => {
   // Assignments: each job owned by at most one worker.
   const assignment = fc
     .uniqueArray(fc.constantFrom(...Array.from({ length: 12 }, (_, i) => `job-${i}`)), { maxLength: 12 })
@@ -78,7 +80,7 @@ describe('movesBetween', () => {
     fc.assert(
       fc.property(assignment, assignment, (before, after) => {
         const owners = ownerOf(before);
-        for (const move of movesBetween(before, after)) {
+        for (const move of diff(before, after).moves) {
           expect(owners.get(move.job) ?? null).toBe(move.from);
           if (move.to === null) owners.delete(move.job);
           else owners.set(move.job, move.to);
@@ -89,7 +91,7 @@ describe('movesBetween', () => {
   });
 
   it('is empty when nothing changed', () => {
-    fc.assert(fc.property(assignment, (owners) => movesBetween(owners, owners).length === 0));
+    fc.assert(fc.property(assignment, (owners) => diff(owners, owners).moves.length === 0));
   });
 });
 

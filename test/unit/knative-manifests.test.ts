@@ -46,14 +46,13 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
     );
   });
 
-  it('restart: get Swarms, list and delete Pods, update ConfigMaps (never create), Swarm status, Events', () => {
+  it('restart: get Swarms, list and delete Pods, read ConfigMaps, Events; never Swarm status or ConfigMap writes (assign owns them)', () => {
     expect(permissions(byName(roles, 'swarm-restart'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list']),
-        ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
         ...expand('apps', 'statefulsets', ['get']),
         ...expand('', 'pods', ['get', 'list', 'delete']),
-        ...expand('', 'configmaps', ['get', 'update', 'patch']),
+        ...expand('', 'configmaps', ['get']),
         ...expand('', 'events', ['create', 'patch']),
         ...expand('events.k8s.io', 'events', ['create', 'patch']),
       ].sort(),

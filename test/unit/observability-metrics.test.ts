@@ -20,7 +20,7 @@ describe('createMetrics', () => {
     metrics.configMapWrites.inc();
     metrics.podRestarts.inc(3);
     metrics.eventsCoalesced.inc();
-    recordAssignmentSize(metrics, { namespace: 'demo', name: 'web' }, { 'web-0': ['a', 'b'], 'web-1': ['c'], 'web-2': [] });
+    recordAssignmentSize(metrics, { namespace: 'demo', name: 'web' }, { workers: 3, jobs: 3 });
 
     const text = await metrics.registry.metrics();
     expect(sample(text, 'swarm_events_total{function="assign",type="dev.knative.apiserver.resource.update",outcome="applied"}')).toBe(1);

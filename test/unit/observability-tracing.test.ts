@@ -74,9 +74,10 @@ describe('one trace across source event → assign → reply → restart', () =>
               async () => {
                 patchAttempts += 1;
                 if (patchAttempts === 1) throw new Conflict('the object has been modified');
-                return { httpStatusCode: 200 };
+                return { kind: 'ConfigMap' };
               },
-              { namespace: 'demo', name: 'web-config', metrics },
+              // The client reports the response's status beside the result (lib/kube).
+              { namespace: 'demo', name: 'web-config', metrics, responseStatus: () => (patchAttempts === 1 ? undefined : 200) },
             );
             break;
           } catch (error) {

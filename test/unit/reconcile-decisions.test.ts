@@ -1,8 +1,8 @@
 // The pure decisions behind the functions: desired ConfigMap, restart plan, status.
 import { describe, expect, it } from 'vitest';
 import { validateSwarm } from '../../lib/api/validate.js';
-import type { Swarm } from '../../lib/api/types.js';
-import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
+import { decideConfigMap, pendingSteps, type AssignDecision } from '../../lib/decisions/configmap.js';
 import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
 import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
@@ -10,7 +10,7 @@ import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/typ
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
 
-const valid = (s: Swarm): Swarm => {
+const valid = (s: Swarm): ValidSwarm => {
   const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
   if (!v.ok) throw new Error(v.problems.join('; '));
   return v.swarm;
@@ -164,16 +164,16 @@ describe('decideRestarts', () => {
     expect(d.waiting).toMatch(/swarm-worker-0 restarting/);
   });
 
-  it('never restarts a pod that started after its share was written, and prunes finished steps', () => {
+  it('never restarts a pod that started after its share was written; assign forgets finished steps', () => {
     const { pods, workspace } = scaleUp();
     const replaced = [pod(0), pods[1]!, pod(2)]; // worker-0 came back with a new uid
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: replaced });
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
-    expect(d.prunedWorkspace?.steps.map((s) => s.worker)).toEqual(['swarm-worker-1']);
+    expect(pendingSteps(workspace.steps, { statefulSet: sts(3), pods: replaced }).map((s) => s.worker)).toEqual(['swarm-worker-1']);
     const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
     expect(allNew.deletes).toEqual([]);
     expect(allNew.outstanding).toEqual([]);
-    expect(allNew.prunedWorkspace?.steps).toEqual([]);
+    expect(pendingSteps(workspace.steps, { statefulSet: sts(3), pods: [pod(0), pod(1), pod(2)] })).toEqual([]);
   });
 
   it('break-before-make restarts the losers without waiting for gainers', () => {

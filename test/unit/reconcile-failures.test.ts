@@ -53,7 +53,7 @@ describe('permanent API refusals are recorded, not retried', () => {
     expect(status(kube).phase).not.toBe('Degraded');
   });
 
-  it('a forbidden ConfigMap patch, then restart forbidden to delete pods: each recorded, each answered 2xx', async () => {
+  it('a forbidden ConfigMap patch, then restart forbidden to delete pods: each recorded (status, Warning Event), each answered 2xx', async () => {
     const { kube, env } = world();
     await reconcileAssign(env, key);
     kube.setStatefulSet('ns', 'swarm-worker', 3);
@@ -66,7 +66,9 @@ describe('permanent API refusals are recorded, not retried', () => {
     const response = await restartFunction(env, createCoalescer()).handle(pod);
     expect(response.status).toBe(202);
     expect(response.summary.swarms).toMatchObject([{ result: 'blocked' }]);
-    expect(condition(kube, 'Degraded')).toMatchObject({ status: 'True', reason: 'Forbidden' });
+    // restart owns no field of status: its refusal is a Warning Event on the Swarm.
+    expect(kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'Forbidden', reportingComponent: 'test' });
+    expect(kube.events.at(-1)?.message).toMatch(/pods ns\/swarm-worker-0/);
   });
 
   it('even the status write forbidden: logged, and still answered 2xx (the event is final)', async () => {
@@ -100,7 +102,7 @@ describe('permanent API refusals are recorded, not retried', () => {
 
   it('listing Swarms forbidden: nothing to record it on, logged and answered 2xx', async () => {
     const { kube, env, warnings } = world();
-    kube.fail('listSwarms', 1, new KubeError('Forbidden', 403, 'LIST swarms in ns: 403', 'LIST swarms in ns', 'LIST'));
+    kube.fail('listSwarmsNaming', 1, new KubeError('Forbidden', 403, 'LIST swarms in ns: 403', 'LIST swarms in ns', 'LIST'));
     const response = await restartFunction(env, createCoalescer()).handle(pod);
     expect(response).toMatchObject({ status: 202, summary: { swarms: [] } });
     expect(warnings).toContain('cannot list Swarms; event ignored');
@@ -133,26 +135,27 @@ describe('status is never written before the restart bookkeeping it reports on',
   }
   const listed = (kube: MemoryKube) => readRestarts(kube.configMaps.get('ns/swarm-worker-config')!.annotations).steps.map((s) => s.worker);
 
-  it('assign, seeing every restart done but still listed, does not say Running', async () => {
-    const { kube, env } = await restartedButNotPruned();
-    await reconcileAssign(env, key);
-    expect(listed(kube)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
-    expect(status(kube).phase).toBe('Updating');
-  });
-
-  it('restart clears the bookkeeping first and only then writes Running', async () => {
+  it('assign, seeing every restart done but still listed, forgets them in its guarded write first and only then writes Running', async () => {
     const { kube, env } = await restartedButNotPruned();
     kube.writes = [];
-    await reconcileRestart(env, key);
+    await reconcileAssign(env, key);
     expect(kube.writes.map((w) => w.op)).toEqual(['patchConfigMap', 'replaceSwarmStatus', 'createEvent']);
     expect(listed(kube)).toEqual([]);
     expect(status(kube).phase).toBe('Running');
   });
 
-  it('when clearing the bookkeeping fails, Running is not written', async () => {
+  it('restart writes neither the bookkeeping nor status: assign owns both', async () => {
+    const { kube, env } = await restartedButNotPruned();
+    kube.writes = [];
+    await reconcileRestart(env, key);
+    expect(kube.writes).toEqual([]);
+    expect(listed(kube)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  });
+
+  it('when forgetting the bookkeeping fails, Running is not written', async () => {
     const { kube, env } = await restartedButNotPruned();
     kube.fail('patchConfigMap');
-    await expect(reconcileRestart(env, key)).rejects.toMatchObject({ kind: 'Transient' });
+    await expect(reconcileAssign(env, key)).rejects.toMatchObject({ kind: 'Transient' });
     expect(listed(kube)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
     expect(status(kube).phase).not.toBe('Running');
   });

@@ -7,7 +7,7 @@ import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { silentLog, type ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
-import { swarmKeysFor } from '../../lib/reconcilers/keys.js';
+import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { MemoryKube } from '../support/memory-kube.js';
@@ -123,7 +123,7 @@ describe('restart', () => {
     return w;
   }
 
-  it('restarts each changed worker exactly once, gainer first, one at a time, then prunes its bookkeeping', async () => {
+  it('restarts each changed worker exactly once, gainer first, one at a time; assign then forgets the bookkeeping', async () => {
     const { kube, env } = await scaledTo3();
     // The new worker is not Ready yet: the losers wait.
     expect((await reconcileRestart(env, key)).restarted).toEqual([]);
@@ -135,6 +135,8 @@ describe('restart', () => {
       // Duplicate delivery of the same event changes nothing.
       expect((await reconcileRestart(env, key)).restarted).toEqual([]);
       recreate(kube);
+      // The replacement changes the StatefulSet's status: an event for assign.
+      await reconcileAssign(env, key);
     }
     expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1']);
     const cm = kube.configMaps.get('ns/swarm-worker-config')!;
@@ -170,9 +172,10 @@ describe('routing and coalescing', () => {
   it('maps StatefulSet and Pod triggers to the Swarm that manages them', async () => {
     const { env } = world();
     const base = { source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'v1', namespace: 'ns' } as const;
-    expect(await swarmKeysFor(env, { ...base, kind: 'StatefulSet', name: 'swarm-worker' })).toEqual([key]);
-    expect(await swarmKeysFor(env, { ...base, kind: 'Pod', name: 'swarm-worker-7' })).toEqual([key]);
-    expect(await swarmKeysFor(env, { ...base, kind: 'Pod', name: 'other-0' })).toEqual([]);
+    const keysOf = async (trigger: Parameters<typeof targetsFor>[1]) => (await targetsFor(env, trigger)).map((t) => t.key);
+    expect(await keysOf({ ...base, kind: 'StatefulSet', name: 'swarm-worker' })).toEqual([key]);
+    expect(await keysOf({ ...base, kind: 'Pod', name: 'swarm-worker-7' })).toEqual([key]);
+    expect(await keysOf({ ...base, kind: 'Pod', name: 'other-0' })).toEqual([]);
   });
 
   it('events arriving during a reconcile cause exactly one follow-up', async () => {

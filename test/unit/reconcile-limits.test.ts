@@ -3,7 +3,7 @@
 // bookkeeping and bounded condition messages. Pure decisions, no cluster.
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
-import type { Swarm } from '../../lib/api/types.js';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { validateSwarm } from '../../lib/api/validate.js';
 import { configMapPatch, configMapSizes, decideConfigMap } from '../../lib/decisions/configmap.js';
 import { boundMessage, computeStatus, summariseWorkers } from '../../lib/decisions/status.js';
@@ -13,7 +13,7 @@ import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/typ
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
 
-const valid = (s: Swarm): Swarm => {
+const valid = (s: Swarm): ValidSwarm => {
   const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
   if (!v.ok) throw new Error(v.problems.join('; '));
   return v.swarm;
