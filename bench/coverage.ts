@@ -19,7 +19,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Swarm } from '../lib/api/types.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
-import { exactlyOnceAt, recordWorkerPool, workerPoolYaml } from '../test/harness/worker-pool.js';
+import { exactlyOnceAt, recordWorkerPool, sampleSwarmYaml, workerPoolYaml } from '../test/harness/worker-pool.js';
 import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import type { WorkerPodsRecorder } from '../test/support/coverage-recorder/recorder.js';
 import { seedStreams } from '../test/support/fixtures.js';
@@ -151,7 +151,7 @@ async function run(syncFrequency: string | undefined): Promise<StepResult[]> {
 
     await step(`start at ${START_REPLICAS}`, START_REPLICAS, async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(NS, START_REPLICAS, image));
-      await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(seedStreams));
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams));
     });
     let replicas = START_REPLICAS;
     for (const next of SCALES) {
@@ -169,19 +169,6 @@ async function run(syncFrequency: string | undefined): Promise<StepResult[]> {
   }
 }
 
-function swarmYaml(jobs: readonly string[]): string {
-  return `apiVersion: k8slab.info/v1alpha1
-kind: Swarm
-metadata: {name: swarm-worker, namespace: ${NS}}
-spec:
-  statefulSetName: swarm-worker
-  configMapName: swarm-worker-config
-  restart: {policy: Restart, handoff: MakeBeforeBreak, maxUnavailable: 1}
-  workload:
-    jobs:
-${jobs.map((j) => `      - ${JSON.stringify(j)}`).join('\n')}
-`;
-}
 
 const fmt = (s: number | undefined) => (s === undefined ? '—' : s.toFixed(1));
 

@@ -53,6 +53,21 @@ export function workerPoolYaml(namespace: string, replicas: number, image?: stri
   });
 }
 
+/** The sample Swarm over `jobs` in `namespace` (as knative/samples/swarm.yaml, with this job list). */
+export function sampleSwarmYaml(namespace: string, jobs: readonly string[]): string {
+  return `apiVersion: k8slab.info/v1alpha1
+kind: Swarm
+metadata: {name: swarm-worker, namespace: ${namespace}}
+spec:
+  statefulSetName: swarm-worker
+  configMapName: swarm-worker-config
+  restart: {policy: Restart, handoff: MakeBeforeBreak, maxUnavailable: 1}
+  workload:
+    jobs:
+${jobs.map((j) => `      - ${JSON.stringify(j)}`).join('\n')}
+`;
+}
+
 export function recordWorkerPool(kubeconfig: string, namespace: string): Promise<WorkerPodsRecorder> {
   return recordWorkerPods({ kubeconfig, namespace, labelSelector: WORKER_SELECTOR, container: 'worker' });
 }

@@ -4,6 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FAKE_NODE_SELECTOR, FAKE_NODE_TOLERATION } from '../controlplane/components.js';
+import { eventually } from '../support/timeline.js';
 
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(inject('kubeconfig'));
@@ -13,21 +14,6 @@ const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
 
 const namespace = `cp-smoke-${randomBytes(3).toString('hex')}`;
 
-/** Polls until `check` returns a value; waiting on controllers is not a timing assertion. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 function statusCode(error: unknown): number | undefined {
   return error instanceof k8s.ApiException ? error.code : undefined;

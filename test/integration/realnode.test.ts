@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { importImages } from '../controlplane/cluster.js';
 import { REAL_NODE_LABEL } from '../controlplane/node-config.js';
 import { writeOciArchive } from '../controlplane/oci.js';
+import { eventually } from '../support/timeline.js';
 
 const run = promisify(execFile);
 const realNode = inject('realNode');
@@ -26,20 +27,6 @@ const core = kc.makeApiClient(k8s.CoreV1Api);
 const namespace = `realnode-${randomBytes(3).toString('hex')}`;
 const image = `localhost/swarm/probe:${namespace}`;
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, limitMs = 90_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
 
 // A cluster started with SWARM_REAL_NODE=0 has no node to run this on.
 describe.skipIf(!realNode)('real node', () => {

@@ -23,7 +23,7 @@ import type { Delivery } from '../../dev/broker/local-broker.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
 import { ensureWorkerImage } from '../harness/worker-image.js';
-import { recordWorkerPool, runningExactlyOnce, workerPoolYaml } from '../harness/worker-pool.js';
+import { recordWorkerPool, runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { parseReportLine } from '../support/coverage-recorder/log-line.js';
 import { seedStreams } from '../support/fixtures.js';
@@ -40,19 +40,6 @@ const custom = kc.makeApiClient(CustomObjectsApi);
 const NS = `e2e-${process.pid}`;
 const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
 
-function swarmYaml(jobs: string[]): string {
-  return `apiVersion: k8slab.info/v1alpha1
-kind: Swarm
-metadata: {name: swarm-worker, namespace: ${NS}}
-spec:
-  statefulSetName: swarm-worker
-  configMapName: swarm-worker-config
-  restart: {policy: Restart, handoff: MakeBeforeBreak, maxUnavailable: 1}
-  workload:
-    jobs:
-${jobs.map((j) => `      - ${JSON.stringify(j)}`).join('\n')}
-`;
-}
 
 const getSwarm = async () => (await custom.getNamespacedCustomObject({ ...swarmPath, name: 'swarm-worker' })) as Swarm;
 const getConfigMap = () => core.readNamespacedConfigMap({ namespace: NS, name: 'swarm-worker-config' });
@@ -107,7 +94,7 @@ afterAll(async () => {
 describe('the seed sample, end to end', () => {
   it('assigns the 27 streams over 2 workers: each run exactly once by the workers themselves, balanced', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(NS, 2, workerImage));
-    await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(seedStreams));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams));
     const swarm = await converged(1, 2);
     const config = await configOf();
     expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
@@ -198,7 +185,7 @@ describe('the seed sample, end to end', () => {
     const { byPod: before } = await runningExactlyOnce(workers, seedStreams, 2);
     const uidsBefore = liveUids();
     const jobs = [...seedStreams.slice(2), 'stream:new1', 'stream:new2', 'stream:new3'];
-    await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(jobs));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs));
     await converged(5, 2);
     const { byPod: after } = await runningExactlyOnce(workers, jobs, 2);
     expect(after).toEqual(assignmentOf(await configOf()));
@@ -211,7 +198,7 @@ describe('the seed sample, end to end', () => {
 
   it('an invalid spec: Ready=False/InvalidSpec, a Warning Event, and the ConfigMap untouched', async () => {
     const rv = (await getConfigMap()).metadata?.resourceVersion;
-    await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(['stream:a', 'stream:b', 'stream:a']));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, ['stream:a', 'stream:b', 'stream:a']));
     const swarm = await eventually('InvalidSpec', async () => {
       const s = await getSwarm();
       const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
