@@ -66,7 +66,35 @@ export function foreignController(configMap: ConfigMapView, swarm: Swarm): Owner
   return configMap.ownerReferences.find((o) => o.controller && o.uid !== swarm.metadata.uid);
 }
 
-export function decideConfigMap(obs: AssignObservation): AssignDecision {
+/** config.yml as found in a ConfigMap: parsed, and `rendered` the text Swarm writes for it (computed on demand). */
+export interface ConfigRead {
+  previous?: WorkerConfig;
+  /** Set when the text could not be parsed (it is replaced). */
+  malformed?: string;
+  rendered?: () => string;
+}
+
+/**
+ * Reads config.yml. Pure; the assign reconciler passes one that remembers its
+ * answer per ConfigMap uid+resourceVersion (parsing thousands of jobs is the
+ * costliest step of a no-op reconcile), the decision is the same either way.
+ */
+export type ConfigReader = (text: string | undefined) => ConfigRead;
+
+export const readConfig: ConfigReader = (text) => {
+  // A placeholder ConfigMap (no key, or an empty document) is a first assignment.
+  if (text === undefined || text.trim() === '' || text.trim() === '{}') return {};
+  let previous: WorkerConfig;
+  try {
+    previous = parse(text);
+  } catch (err) {
+    return { malformed: err instanceof Error ? err.message : String(err) };
+  }
+  let rendered: string | undefined;
+  return { previous, rendered: () => (rendered ??= render(previous)) };
+};
+
+export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
   const key = spec.configKey;
@@ -90,7 +118,7 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     };
   }
 
-  const { previous, malformed } = readPreviousConfig(configMap?.data[key]);
+  const { previous, malformed, rendered } = read(configMap?.data[key]);
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
     statefulSetName: statefulSet.name,
@@ -99,11 +127,12 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     ...(previousAssignment ? { previous: previousAssignment } : {}),
   });
   const config = nextConfig(previous, result.assignment);
-  const changed = !previous || config.version !== previous.version;
-  const plan = diff(previousAssignment ?? {}, result.assignment);
+  const changed = config !== previous;
+  // What moved, only when something did (a no-op reconcile skips the diff).
+  const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
 
   let annotations = { ...(configMap?.annotations ?? {}) };
-  if (changed) {
+  if (plan) {
     annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
     const restarts =
       spec.restart.policy === 'Restart'
@@ -126,7 +155,7 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     labels: { ...(configMap?.labels ?? {}), [LABEL_SWARM]: swarm.metadata.name, [LABEL_MANAGED_BY]: MANAGED_BY },
     annotations,
     ownerReferences: withOwner(configMap?.ownerReferences ?? [], ownerReferenceTo(swarm)),
-    data: { ...(configMap?.data ?? {}), [key]: render(config) },
+    data: { ...(configMap?.data ?? {}), [key]: config === previous && rendered ? rendered() : render(config) },
     ...(configMap?.binaryData ? { binaryData: configMap.binaryData } : {}),
   };
 
@@ -144,21 +173,11 @@ export function decideConfigMap(obs: AssignObservation): AssignDecision {
     ...(patch ? { patch } : {}),
     config,
     changed,
-    changedWorkers: changed ? [...plan.changedWorkers] : [],
-    moves: changed ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
+    changedWorkers: plan ? [...plan.changedWorkers] : [],
+    moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
     unhonoured: result.unhonouredDedications,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
-}
-
-function readPreviousConfig(text: string | undefined): { previous?: WorkerConfig; malformed?: string } {
-  // A placeholder ConfigMap (no key, or an empty document) is a first assignment.
-  if (text === undefined || text.trim() === '' || text.trim() === '{}') return {};
-  try {
-    return { previous: parse(text) };
-  } catch (err) {
-    return { malformed: err instanceof Error ? err.message : String(err) };
-  }
 }
 
 /**

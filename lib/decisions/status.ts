@@ -55,6 +55,7 @@ export interface StatusObservation {
   statefulSet?: StatefulSetView;
   config?: WorkerConfig;
   workspace?: RestartWorkspace;
+  /** Needed only for the workers the restart bookkeeping lists. */
   pods: readonly PodView[];
   /** Dedicated jobs that had to share a worker. */
   unhonouredDedications?: number;
@@ -74,7 +75,9 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   const sts = obs.statefulSet;
   const replicas = sts?.replicas ?? 0;
   const pods = sts ? podsByWorker(sts.name, replicas, obs.pods) : new Map<string, PodView>();
-  const readyReplicas = [...pods.values()].filter((p) => p.ready && !p.terminating).length;
+  // The StatefulSet's own count when it was read from the API (pods are listed
+  // only when restart steps need them); else counted over the pods given.
+  const readyReplicas = Math.min(replicas, sts?.readyReplicas ?? [...pods.values()].filter((p) => p.ready && !p.terminating).length);
   const live = new Set(sts ? workerNames(sts.name, replicas) : []);
   // Steps of live workers as the bookkeeping records them. Until `restart` has
   // cleared a finished step, the Swarm is not Running: status never reports

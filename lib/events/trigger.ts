@@ -1,6 +1,6 @@
 // CloudEvent → Trigger: which object changed, nothing more. Pure; throws
 // BadEventError (422) for events Swarm cannot act on.
-import { checkName, quoteName, type NamedKind } from '../api/names.js';
+import { checkName, nameProblem, quoteName, type NamedKind } from '../api/names.js';
 import { checkAssignmentChanged, checkKubeObject, checkObjectRef } from './data.js';
 import { BadEventError } from './errors.js';
 import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE } from './types.js';
@@ -97,6 +97,11 @@ export function toTrigger(event: EventLike): Trigger {
   // Only the key is kept: the object is read fresh, so the event's copy (perhaps a large Swarm) is not held.
   const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name };
   if (typeof uid === 'string') trigger.uid = uid;
+  if (kind === 'Swarm') {
+    // A hint only (the list it selects is read fresh); an invalid one is the Swarm's problem to report, not the event's.
+    const hint = (object.spec as { statefulSetName?: unknown } | undefined)?.statefulSetName;
+    if (typeof hint === 'string' && nameProblem('StatefulSet', hint) === undefined) trigger.statefulSetName = hint;
+  }
   if (kind === 'Pod') {
     const owner = owningStatefulSet(object);
     if (owner !== undefined) {

@@ -57,6 +57,12 @@ export interface ApiServerTrigger {
   uid?: string;
   /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */
   ownerStatefulSet?: string;
+  /**
+   * For a Swarm: spec.statefulSetName as the event's copy had it (resource mode
+   * only), to list the Swarms naming that StatefulSet in the same request that
+   * reads the Swarm; a stale hint costs a second read, never a wrong answer.
+   */
+  statefulSetName?: string;
 }
 
 export interface SwarmRef {

@@ -233,6 +233,7 @@ export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
     uid: s.metadata?.uid ?? '',
     replicas: s.spec?.replicas ?? 1,
     labelSelector: labelSelectorString(s.spec?.selector),
+    readyReplicas: s.status?.readyReplicas ?? 0,
   };
 }
 

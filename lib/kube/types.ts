@@ -35,6 +35,12 @@ export interface StatefulSetView {
   replicas: number;
   /** spec.selector rendered as a label selector string. */
   labelSelector: string;
+  /**
+   * status.readyReplicas: the StatefulSet controller's count of its Ready pods.
+   * assign is driven by StatefulSet events, which carry this count, so status
+   * judges readiness by it without listing pods on every event.
+   */
+  readyReplicas?: number;
 }
 
 export interface ConfigMapView {

@@ -8,7 +8,8 @@ import { readRestarts } from '../decisions/workspace.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
-import { observe } from './observe.js';
+import { cachedConfigReader } from './config-cache.js';
+import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
@@ -83,10 +84,20 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked', reason: problem.reason, message: problem.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
-  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods: obs.pods });
+  // Pods matter only for the workers the restart bookkeeping lists and for a
+  // change (the pods holding the older shares are recorded): listed then only.
+  const read = cachedConfigReader(obs.configMap);
+  const observed = { swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap };
+  const recorded = readRestarts(obs.configMap?.annotations ?? {}).steps.length > 0;
+  let pods = recorded ? await listWorkerPods(env, obs.statefulSet) : undefined;
+  let decision = decideConfigMap({ ...observed, pods: pods ?? [] }, read);
+  if (!pods && decision.kind === 'converge' && decision.changed) {
+    pods = await listWorkerPods(env, obs.statefulSet);
+    decision = decideConfigMap({ ...observed, pods }, read);
+  }
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods: obs.pods }));
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods: pods ?? [] }));
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
@@ -107,7 +118,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     statefulSet: obs.statefulSet,
     config: decision.config,
     workspace: readRestarts(decision.configMap.annotations),
-    pods: obs.pods,
+    pods: pods ?? [],
     unhonouredDedications: decision.unhonoured.length,
   });
   carry.writes += await writeStatus(env, obs.swarm, status);

@@ -1,8 +1,9 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
 // their Swarm; StatefulSet and Pod events are mapped through the Swarms naming
 // that StatefulSet, listed fresh with a field selector (the event's own copy of
-// the object may be stale). That list is handed to the reconcile, which uses
-// it as its own observation of the Swarm instead of reading it again.
+// the object may be stale), and so is a Swarm event's StatefulSet hint. That
+// list is handed to the reconcile, which uses it as its own observation of the
+// Swarm instead of reading it again.
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
 import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
@@ -11,12 +12,25 @@ import type { ReconcileEnv } from './env.js';
 
 export interface Target {
   key: SwarmKey;
-  /** The Swarms naming the same StatefulSet, as listed for this event (absent for Swarm events). */
+  /** The Swarms naming the same StatefulSet, as listed for this event (absent for assignment.changed events and Swarm events without a hint). */
   claimants?: Swarm[];
 }
 
 export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigger: Trigger): Promise<Target[]> {
-  if (trigger.source === 'swarm' || trigger.kind === 'Swarm') return [{ key: { namespace: trigger.namespace, name: trigger.name } }];
+  if (trigger.source === 'swarm') return [{ key: { namespace: trigger.namespace, name: trigger.name } }];
+  if (trigger.kind === 'Swarm') {
+    const key = { namespace: trigger.namespace, name: trigger.name };
+    // The Swarms naming the StatefulSet the event's copy named: if the Swarm is
+    // among them, that one list is its read and its claim check (observe.ts).
+    if (!trigger.statefulSetName) return [{ key }];
+    try {
+      return [{ key, claimants: await env.kube.listSwarmsNaming(trigger.namespace, trigger.statefulSetName) }];
+    } catch (err) {
+      // Refused for good: the reconcile meets the refusal again and records it on the Swarm.
+      if (classifyFailure(err).class !== 'permanent') throw err;
+      return [{ key }];
+    }
+  }
   const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
   if (!statefulSet) return [];
   try {

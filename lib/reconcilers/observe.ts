@@ -1,4 +1,7 @@
-// Observe: read everything a decision needs, fresh from the API, in one place.
+// Observe: read what every decision needs, fresh from the API, in one place:
+// the Swarm (with the Swarms naming its StatefulSet), the StatefulSet and the
+// ConfigMap. Pods are listed apart (`listWorkerPods`), only when a decision
+// needs them: a converged Swarm's no-op event costs at most three requests.
 // Both functions decide over it; only assign judges status from it (one writer).
 import { validateSwarm } from '../api/validate.js';
 import type { Swarm, ValidSwarm } from '../api/types.js';
@@ -13,9 +16,9 @@ export interface Observation {
   /** Validated, defaults applied; absent when the spec is invalid. */
   valid?: ValidSwarm;
   problem?: { reason: ProblemReason; message: string };
+  /** Absent when it does not exist (a problem) or its read was deferred. */
   statefulSet?: StatefulSetView;
   configMap?: ConfigMapView;
-  pods: PodView[];
 }
 
 /**
@@ -24,14 +27,20 @@ export interface Observation {
  * Swarm is taken from that list rather than read again. Without it (a Swarm
  * event, a retry after a conflict, a coalesced follow-up) everything is read here.
  */
-export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<Observation | undefined> {
+export async function observe(
+  env: ReconcileEnv,
+  key: SwarmKey,
+  claimants?: readonly Swarm[],
+  /** 'deferred': the caller reads the StatefulSet itself when it needs it (restart, only with steps to take). */
+  statefulSetRead: 'now' | 'deferred' = 'now',
+): Promise<Observation | undefined> {
   const listed = claimants?.find((s) => s.metadata.name === key.name);
   const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
   if (!swarm || swarm.metadata.deletionTimestamp) return undefined;
 
   const validation = validateSwarm(swarm);
   if (!validation.ok) {
-    return { swarm, pods: [], problem: { reason: 'InvalidSpec', message: validation.problems.join('; ') } };
+    return { swarm, problem: { reason: 'InvalidSpec', message: validation.problems.join('; ') } };
   }
   const valid = validation.swarm;
   const stsName = valid.spec.statefulSetName;
@@ -43,18 +52,25 @@ export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: read
     return {
       swarm,
       valid,
-      pods: [],
       problem: { reason: 'StatefulSetClaimed', message: `StatefulSet ${stsName} is already managed by Swarm ${owner.metadata.name}` },
     };
   }
 
-  const statefulSet = await env.kube.getStatefulSet(key.namespace, stsName);
-  if (!statefulSet) {
-    return { swarm, valid, pods: [], problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
+  if (statefulSetRead === 'deferred') {
+    const configMap = await env.kube.getConfigMap(key.namespace, valid.spec.configMapName);
+    return { swarm, valid, ...(configMap ? { configMap } : {}) };
   }
-  const [configMap, pods] = await Promise.all([
+  const [statefulSet, configMap] = await Promise.all([
+    env.kube.getStatefulSet(key.namespace, stsName),
     env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
-    env.kube.listPods(key.namespace, statefulSet.labelSelector),
   ]);
-  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), pods };
+  if (!statefulSet) {
+    return { swarm, valid, problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
+  }
+  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}) };
+}
+
+/** The StatefulSet's pods, for decisions about particular workers (restart steps, the pods holding a changed share). */
+export function listWorkerPods(env: ReconcileEnv, statefulSet: StatefulSetView): Promise<PodView[]> {
+  return env.kube.listPods(statefulSet.namespace, statefulSet.labelSelector);
 }

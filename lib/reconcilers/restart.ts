@@ -10,7 +10,7 @@ import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { readRestarts } from '../decisions/workspace.js';
 import type { ReconcileEnv } from './env.js';
-import { observe } from './observe.js';
+import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 
@@ -48,19 +48,24 @@ async function restartOnce(
   claimants: readonly Swarm[] | undefined,
 ): Promise<Omit<RestartOutcome, 'restarted' | 'writes'>> {
   const idle = { key, outstanding: [], waiting: '' };
-  const obs = await observe(env, key, claimants);
+  const obs = await observe(env, key, claimants, 'deferred');
   if (!obs) return { ...idle, result: 'gone' };
-  if (obs.problem || !obs.valid || !obs.statefulSet) {
+  if (obs.problem || !obs.valid) {
     // Problems of the spec and the StatefulSet are assign's to report; with no
     // valid spec and StatefulSet there is nothing to restart.
     return { ...idle, result: 'blocked', waiting: obs.problem?.message ?? 'unreadable Swarm' };
   }
-  const { valid, statefulSet, configMap, pods } = obs;
+  const { valid, configMap } = obs;
   // A ConfigMap controlled by something else holds no workspace of ours (assign reports the conflict).
   const other = configMap && foreignController(configMap, valid);
   if (other) return { ...idle, result: 'blocked', waiting: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name}` };
 
   const workspace = readRestarts(configMap?.annotations ?? {});
+  // No step recorded: nothing to restart, and no pod to look at.
+  if (workspace.steps.length === 0) return { ...idle, result: 'idle' };
+  const statefulSet = await env.kube.getStatefulSet(key.namespace, valid.spec.statefulSetName);
+  if (!statefulSet) return { ...idle, result: 'blocked', waiting: `StatefulSet ${valid.spec.statefulSetName} not found` };
+  const pods = await listWorkerPods(env, statefulSet);
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods });
   for (const pod of decision.deletes) {
     const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });

@@ -157,7 +157,10 @@ export class MemoryKube implements KubeClient {
   async getStatefulSet(namespace: string, name: string) {
     await this.enter('getStatefulSet');
     const s = this.statefulSets.get(`${namespace}/${name}`);
-    return s ? { ...s } : undefined;
+    if (!s) return undefined;
+    // status.readyReplicas, as the StatefulSet controller counts it.
+    const readyReplicas = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name && p.ready && !p.terminating).length;
+    return { ...s, readyReplicas };
   }
 
   async listPods(namespace: string, labelSelector: string) {

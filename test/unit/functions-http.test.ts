@@ -79,7 +79,7 @@ describe('assign over HTTP', () => {
   });
 
   it('answers 503 on a transient API failure so the broker retries', async () => {
-    kube.fail('getSwarm');
+    kube.fail('listSwarmsNaming');
     const res = await post(ceHeaders('dev.knative.apiserver.resource.update', 'e9'), JSON.stringify(swarmObject));
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: string }).error).toMatch(/injected/);

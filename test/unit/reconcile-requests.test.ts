@@ -1,6 +1,7 @@
 // What one event costs in API requests, counted over the stubbed client: a
 // no-op event reads each object once (no second list, no second read for the
-// gauges) and writes nothing, however many other Swarms share the namespace.
+// gauges, pods only while restarts are recorded), at most three requests, and
+// writes nothing, however many other Swarms share the namespace.
 import { describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { Writable } from 'node:stream';
@@ -19,7 +20,7 @@ import { swarmOf } from '../support/fixtures.js';
 import { MemoryKube } from '../support/memory-kube.js';
 
 const base = { source: 'apiserver', verb: 'update', mode: 'resource', namespace: 'ns' } as const;
-const swarmEvent: Trigger = { ...base, kind: 'Swarm', apiVersion: 'k8slab.info/v1alpha1', name: 'swarm' };
+const swarmEvent: Trigger = { ...base, kind: 'Swarm', apiVersion: 'k8slab.info/v1alpha1', name: 'swarm', statefulSetName: 'swarm-worker' };
 const statefulSetEvent: Trigger = { ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: 'swarm-worker' };
 const podEvent: Trigger = { ...base, kind: 'Pod', apiVersion: 'v1', name: 'swarm-worker-1', ownerStatefulSet: 'swarm-worker' };
 const changedEvent: Trigger = { source: 'swarm', type: 'assignment.changed', namespace: 'ns', name: 'swarm', uid: 'u', version: 1, workers: [] };
@@ -45,17 +46,38 @@ async function converged(others = 0) {
 
 describe('API requests per no-op event', () => {
   it.each([
-    ['assign', 'a Swarm event', swarmEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
-    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
-    ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
-    ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
-  ] as const)('%s, %s: each object read once, nothing written', async (fn, _what, trigger, reads) => {
+    ['assign', 'a Swarm event', swarmEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap']],
+    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap']],
+    ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getConfigMap']],
+    ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getConfigMap']],
+  ] as const)('%s, %s: at most three reads (no pod list), nothing written', async (fn, _what, trigger, reads) => {
     for (const others of [0, 20]) {
       const world = await converged(others);
       await (fn === 'assign' ? world.assign : world.restart).handle(trigger);
       expect([...world.kube.calls].sort()).toEqual([...reads].sort());
       expect(world.kube.writes).toEqual([]);
     }
+  });
+
+  it('a Swarm event without the hint (ref mode) or with a stale one reads the Swarm once more', async () => {
+    const world = await converged();
+    const { statefulSetName: _hint, ...refMode } = swarmEvent as typeof swarmEvent & { statefulSetName?: string };
+    for (const trigger of [refMode, { ...swarmEvent, statefulSetName: 'renamed' }]) {
+      world.kube.calls = [];
+      await world.assign.handle(trigger);
+      expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm']);
+    }
+    expect(world.kube.writes).toEqual([]);
+  });
+
+  it('lists the pods while restarts are recorded', async () => {
+    const { kube, assign, restart } = await converged();
+    kube.setStatefulSet('ns', 'swarm-worker', 4);
+    kube.startPod('ns', 'swarm-worker', 3, false);
+    await assign.handle(statefulSetEvent);
+    kube.calls = [];
+    await restart.handle(podEvent);
+    expect(kube.calls).toContain('listPods');
   });
 });
 
@@ -79,7 +101,7 @@ describe('assignment gauges', () => {
       await post('update');
       kube.calls = [];
       await post('update');
-      expect(kube.calls.filter((c) => c === 'getSwarm' || c === 'getConfigMap')).toEqual(['getSwarm', 'getConfigMap']);
+      expect([...kube.calls].sort()).toEqual(['getConfigMap', 'getStatefulSet', 'listSwarmsNaming']);
       expect(await gauge('swarm_assignment_jobs')).toBe(5);
       expect(await gauge('swarm_assignment_workers')).toBe(3);
       kube.swarms.clear();
