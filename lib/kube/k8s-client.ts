@@ -3,6 +3,7 @@
 // KubeError kinds, bounds every call with a timeout, and lets observability
 // wrap each call (a span and a metric per request).
 import { AsyncLocalStorage } from 'node:async_hooks';
+import https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
@@ -58,10 +59,36 @@ export function loadKubeConfig(path?: string): k8s.KubeConfig {
 /** Shown in managedFields, so other owners of the ConfigMap can tell whose fields these are. */
 export const FIELD_MANAGER = 'swarm';
 
+/**
+ * The API clients of `kc`, sharing one keep-alive agent. The client builds a
+ * fresh agent for every request, so each one paid a TLS handshake (most of a
+ * no-op reconcile's CPU); the agent is rebuilt only if the credentials change.
+ */
+function apiClients(kc: k8s.KubeConfig) {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('No active cluster!');
+  let shared: { agent: https.Agent; credentials: string } | undefined;
+  const auth: k8s.SecurityAuthentication = {
+    getName: () => 'kubeconfig, one keep-alive agent',
+    async applySecurityAuthentication(context) {
+      await kc.applySecurityAuthentication(context);
+      const fresh = context.getAgent();
+      if (!(fresh instanceof https.Agent)) return; // plain HTTP or a proxy: as the client made it
+      const o = fresh.options;
+      const credentials = [o.ca, o.cert, o.key, o.pfx, o.servername, o.rejectUnauthorized].map(String).join('\0');
+      if (shared?.credentials !== credentials) {
+        shared?.agent.destroy();
+        shared = { agent: new https.Agent({ ...o, keepAlive: true }), credentials };
+      }
+      context.setAgent(shared.agent);
+    },
+  };
+  const configuration = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } });
+  return { core: new k8s.CoreV1Api(configuration), apps: new k8s.AppsV1Api(configuration), custom: new k8s.CustomObjectsApi(configuration) };
+}
+
 export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = {}): KubeClient {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const apps = kc.makeApiClient(k8s.AppsV1Api);
-  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const { core, apps, custom } = apiClients(kc);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const instrument: Instrument = options.instrument ?? ((_call, run) => run());
 
