@@ -7,7 +7,7 @@ import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js'
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
-import { diff, restartOrder, type Move, type RestartStep as PlanStep } from '../plan/index.js';
+import { diff, restartOrder, type Move, type RestartStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
 import { ordinalOf } from '../assignment/workers.js';
@@ -19,7 +19,7 @@ import {
   readRestarts,
   withLastChange,
   withRestarts,
-  type RestartStep,
+  type RecordedStep,
   type RestartWorkspace,
 } from './workspace.js';
 
@@ -187,7 +187,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
  */
 export function restartWorkspace(
   previous: RestartWorkspace,
-  order: readonly PlanStep[],
+  order: readonly RestartStep[],
   obs: Pick<AssignObservation, 'statefulSet' | 'pods'>,
   version: number,
 ): RestartWorkspace {
@@ -207,7 +207,7 @@ export function restartWorkspace(
 }
 
 /** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */
-export function pendingSteps(steps: readonly RestartStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RestartStep[] {
+export function pendingSteps(steps: readonly RecordedStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RecordedStep[] {
   const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
   return steps.filter((s) => pods.get(s.worker)?.uid === s.staleUid);
 }

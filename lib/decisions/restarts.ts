@@ -6,7 +6,7 @@ import type { ValidSwarm } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
 import { isServing, podsByWorker } from './workers.js';
-import type { RestartStep, RestartWorkspace } from './workspace.js';
+import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod alone. */
 export type StepState =
@@ -30,7 +30,7 @@ export interface RestartDecision {
   waiting: string;
 }
 
-export function stepState(step: RestartStep, pod: PodView | undefined): StepState {
+export function stepState(step: RecordedStep, pod: PodView | undefined): StepState {
   if (!pod || pod.uid !== step.staleUid) return 'done';
   return pod.terminating ? 'deleting' : 'pending';
 }

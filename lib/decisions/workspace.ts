@@ -5,6 +5,7 @@
 // the two can never disagree.
 import { ordinalOf, parseWorker, workerName } from '../assignment/workers.js';
 import type { Move } from '../plan/diff.js';
+import type { RestartStep } from '../plan/restart-order.js';
 
 export const LABEL_SWARM = 'k8slab.info/swarm';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
@@ -16,22 +17,17 @@ export const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 export const LAST_CHANGE_MOVES_KEPT = 100;
 
 /**
- * One pod that must be restarted to load its new share.
- * The pod with uid `staleUid` was running when the share was written, so it
- * holds an older share; any other pod of that worker started later and read
- * the new one. `waitFor` are the workers taking over jobs this one loses:
- * make-before-break restarts them (and sees them Ready) first.
+ * A step of the restart plan (lib/plan: the worker, and the workers it waits
+ * for) as recorded, pinned to the pod that must be restarted: the pod with uid
+ * `staleUid` was running when the share was written, so it holds an older
+ * share; any other pod of that worker started later and read the new one.
  */
-export interface RestartStep {
-  worker: string;
-  staleUid: string;
-  waitFor: string[];
-}
+export type RecordedStep = RestartStep & { readonly staleUid: string };
 
 export interface RestartWorkspace {
   /** The config version the pending restarts bring the pods to. */
   version: number;
-  steps: RestartStep[];
+  steps: RecordedStep[];
 }
 
 export interface LastChange {
@@ -92,12 +88,12 @@ export function readRestarts(annotations: Record<string, string>): RestartWorksp
     const { version, steps } = parsed as { version?: unknown; steps?: unknown };
     if (typeof version !== 'number' || !Array.isArray(steps)) return empty;
     const valid = steps.filter(
-      (s): s is RestartStep =>
+      (s): s is RecordedStep =>
         !!s &&
         typeof s === 'object' &&
-        typeof (s as RestartStep).worker === 'string' &&
-        typeof (s as RestartStep).staleUid === 'string' &&
-        isStringArray((s as RestartStep).waitFor),
+        typeof (s as RecordedStep).worker === 'string' &&
+        typeof (s as RecordedStep).staleUid === 'string' &&
+        isStringArray((s as RecordedStep).waitFor),
     );
     return { version, steps: valid.map((s) => ({ worker: s.worker, staleUid: s.staleUid, waitFor: [...s.waitFor] })) };
   } catch {
