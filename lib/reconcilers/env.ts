@@ -21,7 +21,5 @@ export interface ReconcileEnv {
   onPodRestart?(): void;
 }
 
-export const silentLog: ReconcileLog = { info() {}, warn() {}, debug() {} };
-
 /** RFC 3339 with second precision, as metav1.Time is serialised. */
 export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JobSpec } from '../../lib/assignment/types.js';
 import type { Swarm, SwarmSpec } from '../../lib/api/types.js';
+import type { ReconcileLog } from '../../lib/reconcilers/env.js';
 
 export const seedStreams: string[] = readFileSync(fileURLToPath(new URL('../fixtures/seed-streams.txt', import.meta.url)), 'utf8')
   .split('\n')
@@ -23,3 +24,6 @@ export function swarmOf(spec: Partial<SwarmSpec> & { jobs?: JobSpec[] } = {}, na
     },
   };
 }
+
+/** A ReconcileEnv log that drops everything. */
+export const silentLog: ReconcileLog = { info() {}, warn() {}, debug() {} };
