@@ -1,0 +1,311 @@
+// npm run bench:reconcile — what a reconcile costs, this tree next to another
+// (SWARM_BENCH_BASELINE, a checkout of an older main), measured in the same run
+// on one local KWOK-only cluster (no real node, no lock). Each tree runs one
+// host per function (functions/server.ts, as test/harness/local-knative.ts
+// does, with the admin kubeconfig) and owns a namespace holding the same
+// objects; the bench posts the events the ApiServerSource would and reads the
+// hosts' own /metrics (swarm_kube_requests_total) and /proc (CPU, peak RSS).
+// Bounded: a few minutes; progress on stderr. Results: bench/RESULTS.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { assignmentChangedEvent } from '../lib/events/assignment-changed.js';
+import { apiServerEvent, toHttpMessage } from '../lib/events/apiserver-event.js';
+import type { KubeObject } from '../lib/events/types.js';
+import { repoRoot, startCluster } from '../test/controlplane/cluster.js';
+import { enableNamespace, installSwarm, kubectl } from '../test/harness/local-knative.js';
+import { withSection } from './results-file.js';
+
+const baselineTree = process.env.SWARM_BENCH_BASELINE;
+if (!baselineTree) {
+  process.stderr.write('set SWARM_BENCH_BASELINE to a checkout of the main to compare with (npm ci done there), e.g.\n  git worktree add --detach /tmp/h8-old b7a1d94 && (cd /tmp/h8-old && npm ci)\n');
+  process.exit(2);
+}
+const MAX_SWARMS = Number(process.env.SWARM_BENCH_MAX_SWARMS ?? 500);
+const JOBS = 5_000;
+const NOOPS = 20;
+const progress = (line: string) => process.stderr.write(`[bench:reconcile] ${line}\n`);
+const jobs = (n: number, prefix = 'job') => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+interface Host {
+  port: number;
+  child: ChildProcess;
+}
+interface Tree {
+  label: string;
+  dir: string;
+  ns: string;
+  assign: Host;
+  restart: Host;
+}
+
+const freePort = () =>
+  new Promise<number>((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
+  });
+
+async function startHost(dir: string, fn: 'assign' | 'restart', kubeconfig: string): Promise<Host> {
+  const port = await freePort();
+  // One node process (tsx as a loader, not its CLI's child), so /proc/<pid> is the host.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/server.ts'], {
+    cwd: dir,
+    env: { ...process.env, FUNCTION: fn, KUBECONFIG: kubeconfig, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', OTEL_TRACES_EXPORTER: 'none' },
+    stdio: 'ignore',
+  });
+  for (let i = 0; i < 300; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return { port, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${dir}: ${fn} host did not start`);
+}
+
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+};
+const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+/** swarm_kube_requests_total by kind: all, writes (anything but GET/LIST), 409s. */
+async function requests(host: Host): Promise<{ all: number; writes: number; conflicts: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${host.port}/metrics`)).text();
+  const out = { all: 0, writes: 0, conflicts: 0 };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('swarm_kube_requests_total{')) continue;
+    const n = Number(line.split(' ').pop());
+    out.all += n;
+    if (!/verb="(GET|LIST)"/.test(line)) out.writes += n;
+    if (/code="409"/.test(line)) out.conflicts += n;
+  }
+  return out;
+}
+
+async function post(host: Host, event: ReturnType<typeof apiServerEvent>): Promise<{ status: number; body: string }> {
+  const { headers, body } = toHttpMessage(event);
+  const res = await fetch(`http://127.0.0.1:${host.port}/`, { method: 'POST', headers, body });
+  return { status: res.status, body: await res.text() };
+}
+
+async function getJson(kubeconfig: string, ns: string, what: string): Promise<KubeObject> {
+  return JSON.parse(await kubectl(kubeconfig, ['get', '-n', ns, what, '-o', 'json'])) as KubeObject;
+}
+
+const statefulSetYaml = (ns: string, name: string, replicas: number) => `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  serviceName: ${name}
+  replicas: ${replicas}
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      nodeSelector: {type: kwok}
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      terminationGracePeriodSeconds: 0
+      containers: [{name: worker, image: worker}]
+`;
+const swarmYaml = (ns: string, name: string, jobList: string[]) =>
+  JSON.stringify({
+    apiVersion: 'k8slab.info/v1alpha1',
+    kind: 'Swarm',
+    metadata: { name, namespace: ns },
+    spec: { statefulSetName: `${name}-worker`, configMapName: `${name}-config`, workload: { jobs: jobList } },
+  });
+const apply = (kubeconfig: string, docs: string[]) => kubectl(kubeconfig, ['apply', '--server-side', '-f', '-'], docs.join('\n---\n'));
+
+async function events(kubeconfig: string, tree: Tree, name: string) {
+  const swarm = await getJson(kubeconfig, tree.ns, `swarm/${name}`);
+  const sts = await getJson(kubeconfig, tree.ns, `statefulset/${name}-worker`);
+  const pod = await getJson(kubeconfig, tree.ns, `pod/${name}-worker-0`);
+  return {
+    swarm: apiServerEvent({ verb: 'update', mode: 'resource', object: swarm }),
+    statefulSet: apiServerEvent({ verb: 'update', mode: 'resource', object: sts }),
+    pod: apiServerEvent({ verb: 'update', mode: 'resource', object: pod }),
+    changed: assignmentChangedEvent({ swarm: { namespace: tree.ns, name, uid: swarm.metadata.uid ?? '' }, version: 1, workers: [] }) as ReturnType<typeof apiServerEvent>,
+  };
+}
+
+/** Drive a Swarm to rest: events until neither function writes. */
+async function settle(kubeconfig: string, tree: Tree, name: string): Promise<void> {
+  for (let round = 0; round < 30; round++) {
+    const e = await events(kubeconfig, tree, name);
+    const before = [await requests(tree.assign), await requests(tree.restart)];
+    await post(tree.assign, e.statefulSet);
+    await post(tree.restart, e.changed);
+    const after = [await requests(tree.assign), await requests(tree.restart)];
+    if (after[0]!.writes === before[0]!.writes && after[1]!.writes === before[1]!.writes && round > 1) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${tree.label}: ${name} did not settle`);
+}
+
+interface NoOp {
+  requests: number;
+  writes: number;
+  cpuMs: number;
+}
+async function noOp(host: Host, event: ReturnType<typeof apiServerEvent>, n = NOOPS): Promise<NoOp> {
+  await post(host, event); // warm
+  const r0 = await requests(host);
+  const c0 = cpuMs(host.child.pid!);
+  for (let i = 0; i < n; i++) await post(host, event);
+  const c1 = cpuMs(host.child.pid!);
+  const r1 = await requests(host);
+  return { requests: (r1.all - r0.all) / n, writes: (r1.writes - r0.writes) / n, cpuMs: (c1 - c0) / n };
+}
+
+async function sustained(host: Host, event: ReturnType<typeof apiServerEvent>, seconds: number, concurrency: number): Promise<number> {
+  const until = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        await post(host, event);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const workDir = mkdtempSync(join(tmpdir(), 'bench-reconcile-'));
+  progress('starting a KWOK-only cluster');
+  const cluster = await startCluster({ workDir, ephemeral: true, realNode: false, nodes: 2, ownerPid: process.pid, onProgress: progress });
+  const kc = cluster.kubeconfigPath;
+  const children: ChildProcess[] = [];
+  try {
+    await installSwarm(kc);
+    const trees: Tree[] = [];
+    for (const [label, dir, ns] of [['main before', resolve(baselineTree!), 'bench-old'], ['this tree', repoRoot, 'bench-new']] as const) {
+      await enableNamespace(kc, ns);
+      const assign = await startHost(dir, 'assign', kc);
+      const restart = await startHost(dir, 'restart', kc);
+      children.push(assign.child, restart.child);
+      trees.push({ label, dir, ns, assign, restart });
+    }
+    const results: Record<string, Record<string, string>> = Object.fromEntries(trees.map((t) => [t.label, {}]));
+    const put = (tree: Tree, k: string, v: string) => (results[tree.label]![k] = v);
+
+    progress(`one Swarm of ${JOBS.toLocaleString('en-US')} jobs over 10 workers per tree`);
+    for (const tree of trees) {
+      await apply(kc, [statefulSetYaml(tree.ns, 'target-worker', 10), swarmYaml(tree.ns, 'target', jobs(JOBS))]);
+      await kubectl(kc, ['rollout', 'status', '-n', tree.ns, 'statefulset/target-worker', '--timeout=120s']);
+      await settle(kc, tree, 'target');
+    }
+
+    const noOpAt = async (swarms: number) => {
+      for (const tree of trees) {
+        const e = await events(kc, tree, 'target');
+        const a1 = await noOp(tree.assign, e.swarm);
+        const a2 = await noOp(tree.assign, e.statefulSet);
+        const r1 = await noOp(tree.restart, e.pod);
+        const r2 = await noOp(tree.restart, e.changed);
+        put(tree, `assign requests/no-op (Swarm, StatefulSet event) @${swarms}`, `${a1.requests}, ${a2.requests}`);
+        put(tree, `restart requests/no-op (Pod, assignment.changed) @${swarms}`, `${r1.requests}, ${r2.requests}`);
+        put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a1.writes, a2.writes)}, ${Math.max(r1.writes, r2.writes)}`);
+        put(tree, `no-op CPU ms, assign (StatefulSet event) @${swarms}`, a2.cpuMs.toFixed(1));
+        put(tree, `no-op CPU ms, restart (Pod event) @${swarms}`, r1.cpuMs.toFixed(1));
+        progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests} req ${a2.cpuMs.toFixed(1)} ms, restart ${r1.requests} req ${r1.cpuMs.toFixed(1)} ms`);
+      }
+    };
+    await noOpAt(1);
+
+    progress('events/s sustained (no-op, 10 concurrent, 5 s each)');
+    for (const tree of trees) {
+      const e = await events(kc, tree, 'target');
+      put(tree, 'events/s sustained, assign (StatefulSet event)', (await sustained(tree.assign, e.statefulSet, 5, 10)).toFixed(0));
+      put(tree, 'events/s sustained, restart (Pod event)', (await sustained(tree.restart, e.pod, 5, 10)).toFixed(0));
+    }
+
+    progress('event → ConfigMap written: 20 changes of the job list');
+    for (const tree of trees) {
+      const latencies: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        await apply(kc, [swarmYaml(tree.ns, 'target', jobs(JOBS - 1 - (i % 2)))]);
+        const e = (await events(kc, tree, 'target')).swarm;
+        const start = performance.now();
+        const answer = await post(tree.assign, e);
+        latencies.push(performance.now() - start);
+        if (answer.status >= 300) progress(`${tree.label}: change ${i} answered ${answer.status} ${answer.body.slice(0, 200)}`);
+      }
+      put(tree, 'event → ConfigMap written p50 / p99 ms (20 changes, 5,000 jobs)', `${quantile(latencies, 0.5).toFixed(0)} / ${quantile(latencies, 0.99).toFixed(0)}`);
+      await settle(kc, tree, 'target');
+    }
+
+    const conflicts = await Promise.all(trees.map(async (t) => (await requests(t.assign)).conflicts + (await requests(t.restart)).conflicts));
+    trees.forEach((t, i) => put(t, '409s over the whole run', String(conflicts[i])));
+
+    for (const total of [100, MAX_SWARMS].filter((n, i, a) => n > 1 && a.indexOf(n) === i)) {
+      if ((Date.now() - t0) / 1000 > 360) {
+        progress(`time is up: flatness measured up to the previous step, not ${total}`);
+        break;
+      }
+      progress(`${total} Swarms per namespace`);
+      for (const tree of trees) {
+        const docs: string[] = [];
+        for (let i = 1; i < total; i++) docs.push(swarmYaml(tree.ns, `other-${i}`, jobs(10)));
+        for (let i = 0; i < docs.length; i += 100) await apply(kc, docs.slice(i, i + 100));
+      }
+      await noOpAt(total);
+    }
+
+    progress('peak RSS: fresh assign hosts, 25 Swarms × 4,000 jobs, 10 events at a time (containerConcurrency)');
+    for (const tree of trees) {
+      const ns = `${tree.ns}-rss`;
+      await enableNamespace(kc, ns);
+      const docs: string[] = [];
+      for (let i = 0; i < 25; i++) docs.push(statefulSetYaml(ns, `s${i}-worker`, 4), swarmYaml(ns, `s${i}`, jobs(4_000, `s${i}-job`)));
+      await apply(kc, docs);
+      const host = await startHost(tree.dir, 'assign', kc);
+      children.push(host.child);
+      const swarmEvents = await Promise.all(Array.from({ length: 25 }, async (_, i) => apiServerEvent({ verb: 'update', mode: 'resource', object: await getJson(kc, ns, `swarm/s${i}`) })));
+      for (let round = 0; round < 3; round++) {
+        const queue = [...swarmEvents];
+        await Promise.all(Array.from({ length: 10 }, async () => {
+          for (let e = queue.shift(); e; e = queue.shift()) await post(host, e);
+        }));
+      }
+      put(tree, 'peak RSS MiB, assign, 25 Swarms × 4,000 jobs, 10 concurrent', peakRssMiB(host.child.pid!).toFixed(0));
+      host.child.kill('SIGTERM');
+    }
+
+    const rows = Object.keys(results[trees[1]!.label]!);
+    const seconds = ((Date.now() - t0) / 1000).toFixed(0);
+    const table = [
+      `| | ${trees.map((t) => t.label).join(' | ')} |`,
+      `| --- | ${trees.map(() => '---').join(' | ')} |`,
+      ...rows.map((r) => `| ${r} | ${trees.map((t) => results[t.label]![r] ?? '—').join(' | ')} |`),
+    ];
+    const body = [
+      '## Reconcile cost (bench:reconcile)',
+      '',
+      `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
+      '',
+      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = the assign host's answer to a Swarm event after a change of the job list (it answers after writing the ConfigMap and status); peak RSS = VmHWM of a fresh assign host.`,
+      '',
+      ...table,
+      '',
+      'Reading it: CPU is counted in 10 ms clock ticks on a small machine other work shares, so one figure moves by several ms between runs (and between the @N steps of one run); compare orders of magnitude across trees and a trend across @N, not single ms. p99 of 20 samples is their maximum. The hosts run the TypeScript under tsx, whose loader adds to RSS.',
+    ].join('\n');
+    const resultsPath = join(repoRoot, 'bench', 'RESULTS.md');
+    writeFileSync(resultsPath, withSection(readFileSync(resultsPath, 'utf8'), 'bench:reconcile', body));
+    process.stdout.write(`${table.join('\n')}\n`);
+    progress(`done in ${seconds} s; bench/RESULTS.md updated`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await cluster.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
