@@ -11,7 +11,7 @@ import type { Trigger } from '../lib/events/types.js';
 import { isKubeError } from '../lib/kube/errors.js';
 import type { Logger } from '../lib/observability/logger.js';
 import type { Metrics } from '../lib/observability/metrics.js';
-import { traceReconcile, traceReply } from '../lib/observability/tracing.js';
+import { traceReconcile, traceReply } from '../lib/observability/tracing/instrumentation.js';
 import type { FunctionResponse, SwarmFunction } from './function.js';
 
 export interface EventRouteOptions {

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/observability/logger.js';
-import { initTracing, withSpan, type Tracing } from '../../lib/observability/tracing.js';
+import { withSpan } from '../../lib/observability/tracing/instrumentation.js';
+import { initTracing, type Tracing } from '../../lib/observability/tracing/setup.js';
 
 let tracing: Tracing;
 beforeAll(() => {

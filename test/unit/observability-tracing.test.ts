@@ -4,20 +4,16 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import {
-  contextFromIncoming,
-  exportersFromEnv,
-  initTracing,
   kubeCodeLabel,
   kubeSpan,
   recordConflictRetry,
   statusCodeOf,
   traceReconcile,
   traceReply,
-  traceparentFor,
   withSpan,
-  withTraceContext,
-  type Tracing,
-} from '../../lib/observability/tracing.js';
+} from '../../lib/observability/tracing/instrumentation.js';
+import { contextFromIncoming, traceparentFor, withTraceContext } from '../../lib/observability/tracing/propagation.js';
+import { exportersFromEnv, initTracing, type Tracing } from '../../lib/observability/tracing/setup.js';
 
 const exporter = new InMemorySpanExporter();
 let tracing: Tracing;
