@@ -44,9 +44,12 @@ const track = <T>(starting: Promise<T>, stop: (started: T) => Promise<void>): Pr
   });
 };
 
+// Ends a start that is still waiting (for another cluster's real node, say) instead of finishing it only to stop it.
+const aborter = new AbortController();
 const stopAll = stopOnSignals(
   async () => {
     stopping = true;
+    aborter.abort();
     await inProgress.catch(() => undefined);
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => process.stderr.write(`stop: ${String(err)}\n`));
   },
@@ -93,7 +96,7 @@ async function main(): Promise<void> {
     progress(`reusing the cluster at ${running.server}`);
   } else {
     // The watchdog (ownerPid) stops the cluster even if this process is killed outright.
-    cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid }), (c) => c.stop());
+    cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid, signal: aborter.signal }), (c) => c.stop());
     kubeconfig = cluster.kubeconfigPath;
   }
   progress('building the worker image from the Dockerfile if needed (first run: a few minutes), importing it into the node');

@@ -63,11 +63,12 @@ export function nodeHeldBy(workDir: string): boolean {
  * after `timeoutMs`. A lock whose holders are all dead is taken over, after
  * cleaning up what they left.
  */
-export async function acquireNodeLock(workDir: string, onProgress: Progress, timeoutMs: number): Promise<void> {
+export async function acquireNodeLock(workDir: string, onProgress: Progress, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   let announced = false;
   for (;;) {
+    if (signal?.aborted) throw new Error('stopped while waiting for the real node');
     try {
       await mkdir(NODE_LOCK_DIR);
       await writeFile(lockFile(), JSON.stringify({ workDir, ownerPid: process.pid, pids: [] } satisfies LockRecord));
