@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
 import { KubeError, kindOfStatus, type KubeVerb } from './errors.js';
-import type { ConfigMapPatch, ConfigMapView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, LeaseView, PodView, StatefulSetView } from './types.js';
 
 export interface KubeCall {
   verb: KubeVerb;
@@ -62,6 +62,7 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const instrument: Instrument = options.instrument ?? ((_call, run) => run());
 
@@ -116,6 +117,11 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
     listPods: (namespace, labelSelector) =>
       call({ verb: 'LIST', resource: 'pods', namespace }, async () =>
         (await core.listNamespacedPod({ namespace, labelSelector }, reportStatus)).items.map(podView),
+      ),
+
+    listLeases: (namespace, labelSelector) =>
+      call({ verb: 'LIST', resource: 'leases', namespace }, async () =>
+        (await coordination.listNamespacedLease({ namespace, labelSelector }, reportStatus)).items.map(leaseView),
       ),
 
     getConfigMap: (namespace, name) =>
@@ -226,6 +232,17 @@ export function podView(p: k8s.V1Pod): PodView {
   };
 }
 
+export function leaseView(l: k8s.V1Lease): LeaseView {
+  return {
+    name: l.metadata?.name ?? '',
+    namespace: l.metadata?.namespace ?? '',
+    resourceVersion: l.metadata?.resourceVersion ?? '',
+    ...(l.spec?.holderIdentity ? { holderIdentity: l.spec.holderIdentity } : {}),
+    labels: { ...(l.metadata?.labels ?? {}) },
+    annotations: { ...(l.metadata?.annotations ?? {}) },
+  };
+}
+
 export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
   return {
     name: s.metadata?.name ?? '',
@@ -316,6 +333,7 @@ export function unreachableClient(reason: string): KubeClient {
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
     listPods: fail,
+    listLeases: fail,
     getConfigMap: fail,
     createConfigMap: fail,
     patchConfigMap: fail,

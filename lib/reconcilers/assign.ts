@@ -72,7 +72,7 @@ interface Carry {
 
 async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
-  const obs = await observe(env, key, claimants);
+  const obs = await observe(env, key, claimants, { leases: true });
   if (!obs) return { ...none, result: 'gone' };
   const now = rfc3339(env.now());
   const uid = obs.swarm.metadata.uid;
@@ -109,6 +109,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     workspace: readRestarts(decision.configMap.annotations),
     pods: obs.pods,
     unhonouredDedications: decision.unhonoured.length,
+    leases: obs.leases ?? [],
   });
   carry.writes += await writeStatus(env, obs.swarm, status);
 

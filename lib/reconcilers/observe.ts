@@ -2,7 +2,8 @@
 // Both functions decide over it; only assign judges status from it (one writer).
 import { validateSwarm } from '../api/validate.js';
 import type { Swarm, ValidSwarm } from '../api/types.js';
-import type { ConfigMapView, PodView, StatefulSetView } from '../kube/types.js';
+import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../kube/types.js';
+import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status.js';
 import type { ReconcileEnv } from './env.js';
@@ -16,6 +17,8 @@ export interface Observation {
   statefulSet?: StatefulSetView;
   configMap?: ConfigMapView;
   pods: PodView[];
+  /** The workers' acknowledgement Leases, when asked for (assign judges status from them). */
+  leases?: LeaseView[];
 }
 
 /**
@@ -24,7 +27,12 @@ export interface Observation {
  * Swarm is taken from that list rather than read again. Without it (a Swarm
  * event, a retry after a conflict, a coalesced follow-up) everything is read here.
  */
-export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<Observation | undefined> {
+export async function observe(
+  env: ReconcileEnv,
+  key: SwarmKey,
+  claimants?: readonly Swarm[],
+  want: { leases?: boolean } = {},
+): Promise<Observation | undefined> {
   const listed = claimants?.find((s) => s.metadata.name === key.name);
   const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
   if (!swarm || swarm.metadata.deletionTimestamp) return undefined;
@@ -52,9 +60,10 @@ export async function observe(env: ReconcileEnv, key: SwarmKey, claimants?: read
   if (!statefulSet) {
     return { swarm, valid, pods: [], problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
   }
-  const [configMap, pods] = await Promise.all([
+  const [configMap, pods, leases] = await Promise.all([
     env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
     env.kube.listPods(key.namespace, statefulSet.labelSelector),
+    want.leases ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`) : undefined,
   ]);
-  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), pods };
+  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), pods, ...(leases ? { leases } : {}) };
 }

@@ -45,8 +45,8 @@ async function converged(others = 0) {
 
 describe('API requests per no-op event', () => {
   it.each([
-    ['assign', 'a Swarm event', swarmEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
-    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
+    ['assign', 'a Swarm event', swarmEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases']],
+    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases']],
     ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
     ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods']],
   ] as const)('%s, %s: each object read once, nothing written', async (fn, _what, trigger, reads) => {
