@@ -3,12 +3,17 @@
 // reports each job it starts and stops as one JSON log line (report.ts). A
 // real worker would start and stop its jobs where this one reports them.
 //
+// Once it has started its jobs it acknowledges them in its Lease
+// (acknowledge.ts) when it runs in a cluster with POD_UID and a token.
+//
 // env: POD_NAME (downward API metadata.name, required), POD_UID (downward API
 // metadata.uid, optional: tells the recorder which incarnation of the pod
-// spoke), CONFIG_PATH (default /etc/swarm/config.yml), PORT (default 8080),
+// spoke, and is the Lease's holderIdentity), POD_NAMESPACE (default: the
+// mounted ServiceAccount's), CONFIG_PATH (default /etc/swarm/config.yml), PORT (default 8080),
 // LOG_LEVEL (default info).
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { parse } from '../../lib/workerconfig/index.js';
+import { createAcknowledger, podNamespace, type Acknowledged } from './acknowledge.js';
 import { lifecycleReport, transitionReports, type Report, type Reporter } from './report.js';
 import { createWorkerServer } from './server.js';
 import { INITIAL_STATE, nextState, stopAll, type Transition, type WorkerState } from './state.js';
@@ -37,6 +42,32 @@ const report = (r: Report): void => reports.info(r, r.event.replace('.', ' '));
 
 let state: WorkerState = INITIAL_STATE;
 
+// Acknowledges only in a cluster, as a pod that knows its uid; elsewhere (a
+// local process) status falls back to inference for this worker.
+const namespace = podNamespace();
+const acknowledge =
+  process.env.KUBERNETES_SERVICE_HOST && reporter.uid && namespace
+    ? createAcknowledger({ pod: podName, podUid: reporter.uid, namespace })
+    : undefined;
+if (!acknowledge) log.info('not in a cluster with POD_UID and a ServiceAccount token: not acknowledging');
+let acknowledged = '';
+
+/** After the jobs started: written when the loaded version or the jobs differ from the last acknowledgement. */
+function acknowledgeState(): void {
+  if (!acknowledge || state.configVersion === undefined || state.stopping) return;
+  const ack: Acknowledged = { version: state.configVersion, jobs: state.share.jobs };
+  const said = `${ack.version}:${[...ack.jobs].join(',')}`;
+  if (said === acknowledged) return;
+  acknowledged = said;
+  acknowledge(ack).then(
+    () => log.info({ version: ack.version, jobs: ack.jobs.length }, 'acknowledged'),
+    (err: unknown) => {
+      acknowledged = '';
+      log.warn({ err, version: ack.version }, 'acknowledgement failed');
+    },
+  );
+}
+
 /** Applies a transition: the jobs stop and start here, each reported as it happens. */
 function apply(step: Transition): void {
   const before = state;
@@ -60,6 +91,7 @@ const watcher = watchConfigFile(
     } else {
       log.warn({ error: step.error, version }, 'config rejected, keeping the current share');
     }
+    acknowledgeState();
   },
   { onError: (error) => log.warn({ err: error }, 'reading the config failed') },
 );

@@ -1,4 +1,4 @@
-// assign: Swarm and StatefulSet events in → the Swarm's worker ConfigMap and
+// assign: Swarm, StatefulSet and Lease (acknowledgement) events in → the Swarm's worker ConfigMap and
 // status converged → `assignment.changed` replied when restarts are due.
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
@@ -12,7 +12,7 @@ import type { FunctionResponse, SwarmFunction } from '../function.js';
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
   return {
     name: 'assign',
-    accepts: (t: Trigger) => t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet'),
+    accepts: (t: Trigger) => t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Lease'),
     async handle(trigger): Promise<FunctionResponse> {
       const targets = await targetsFor(env, trigger);
       const runs = await Promise.all(

@@ -11,6 +11,7 @@ const printerColumns = [
   { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
   { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
   { name: 'Version', type: 'integer', jsonPath: '.status.version' },
+  { name: 'Uncovered', type: 'integer', jsonPath: '.status.uncoveredJobs' },
   { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
   { name: 'Reason', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'ConfigMap', type: 'string', priority: 1, jsonPath: '.spec.configMapName' },

@@ -31,6 +31,7 @@ export const NAME_RULES = {
   Pod: 'subdomain',
   ConfigMap: 'subdomain',
   Swarm: 'subdomain',
+  Lease: 'subdomain',
 } as const satisfies Record<string, 'label' | 'subdomain'>;
 
 export type NamedKind = keyof typeof NAME_RULES;

@@ -198,6 +198,12 @@ const workerStatus: SchemaNode = {
     jobs: { type: 'integer', description: 'Number of jobs assigned.', minimum: 0 },
     version: { type: 'integer', description: 'Version of this worker’s share.', minimum: 0 },
     restartPending: { type: 'boolean', description: 'The share changed and the pod has not restarted yet.' },
+    coverage: {
+      type: 'string',
+      enum: ['Acknowledged', 'Inferred', 'Uncovered'],
+      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready with no restart pending. Uncovered: neither.',
+    },
+    runningVersion: { type: 'integer', description: 'The config version this pod acknowledged in its Lease.', minimum: 0 },
   },
 };
 
@@ -209,6 +215,8 @@ const status: SchemaNode = {
     replicas: { type: 'integer', minimum: 0 },
     readyReplicas: { type: 'integer', minimum: 0 },
     version: { type: 'integer', description: 'Top-level version of the published config.', minimum: 0 },
+    uncoveredJobs: { type: 'integer', description: 'Jobs no acknowledged (or, unverified, inferred) Ready worker runs.', minimum: 0 },
+    unverifiedJobs: { type: 'integer', description: 'Jobs covered by inference only, not acknowledged.', minimum: 0 },
     conditions: {
       type: 'array',
       maxItems: LIMITS.maxConditions,

@@ -44,6 +44,10 @@ export interface WorkerStatus {
   jobs: number;
   version: number;
   restartPending: boolean;
+  /** How status knows this worker runs its share (lib/decisions/coverage.ts). */
+  coverage?: 'Acknowledged' | 'Inferred' | 'Uncovered';
+  /** The config version this pod acknowledged in its Lease. */
+  runningVersion?: number;
 }
 
 export interface SwarmStatus {
@@ -52,6 +56,10 @@ export interface SwarmStatus {
   replicas?: number;
   readyReplicas?: number;
   version?: number;
+  /** Jobs no acknowledged (or, unverified, inferred) Ready worker runs. */
+  uncoveredJobs?: number;
+  /** Jobs covered by inference only, not acknowledged. */
+  unverifiedJobs?: number;
   conditions?: Condition[];
   workers?: WorkerStatus[];
 }

@@ -4,7 +4,9 @@
 import { LIMITS } from '../api/schema.js';
 import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
-import type { WorkerConfig } from '../workerconfig/index.js';
+import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
+import { toJob } from '../assignment/jobs.js';
+import { computeCoverage, type Coverage } from './coverage.js';
 import { stepState } from './restarts.js';
 import { workerNames } from '../assignment/workers.js';
 import { podsByWorker } from './workers.js';
@@ -59,6 +61,8 @@ export interface StatusObservation {
   pods: readonly PodView[];
   /** Dedicated jobs that had to share a worker. */
   unhonouredDedications?: number;
+  /** The workers' acknowledgement Leases (lib/decisions/coverage.ts); none read means none written. */
+  leases?: readonly LeaseLike[];
 }
 
 export function computeStatus(obs: StatusObservation): SwarmStatus {
@@ -84,14 +88,30 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   // convergence that the ConfigMap's own annotation still contradicts.
   const recorded = (obs.workspace?.steps ?? []).filter((s) => live.has(s.worker));
   const outstanding = new Set(recorded.filter((s) => stepState(s, pods.get(s.worker)) !== 'done').map((s) => s.worker));
+  // Judged only where a share is in force and nothing blocks the Swarm.
+  const coverage: Coverage | undefined =
+    sts && obs.config && !obs.problem
+      ? computeCoverage({
+          jobs: (obs.swarm.spec?.workload?.jobs ?? []).map((j, i) => toJob(j, i).name),
+          config: obs.config,
+          pods,
+          leases: obs.leases ?? [],
+          restartPending: outstanding,
+        })
+      : undefined;
   const workers: WorkerStatus[] =
     sts && obs.config
-      ? workerNames(sts.name, replicas).map((name) => ({
-          name,
-          jobs: obs.config?.workloads[name]?.jobs.length ?? 0,
-          version: obs.config?.workloads[name]?.version ?? 0,
-          restartPending: outstanding.has(name),
-        }))
+      ? workerNames(sts.name, replicas).map((name) => {
+          const covered = coverage?.workers.get(name);
+          return {
+            name,
+            jobs: obs.config?.workloads[name]?.jobs.length ?? 0,
+            version: obs.config?.workloads[name]?.version ?? 0,
+            restartPending: outstanding.has(name),
+            ...(covered ? { coverage: covered.state } : {}),
+            ...(covered?.runningVersion !== undefined ? { runningVersion: covered.runningVersion } : {}),
+          };
+        })
       : [];
 
   let phase: Phase;
@@ -144,10 +164,26 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
         c('Progressing', 'True', 'WaitingForPods', `${missing} worker(s) not ready yet`),
         degraded,
       ];
+    } else if (coverage && coverage.uncovered.length > 0) {
+      // Never Ready while a job has no running owner (0 replicas included).
+      phase = 'Updating';
+      const n = coverage.uncovered.length;
+      const named = summariseWorkers(coverage.uncovered);
+      conditions = [
+        c('Ready', 'False', 'JobsUncovered', `${n} job(s) run by no acknowledged, Ready worker: ${named}`),
+        c('Progressing', 'True', 'AwaitingAcknowledgements', `waiting for workers to acknowledge version ${obs.config?.version ?? 0}`),
+        degraded,
+      ];
     } else {
       phase = 'Running';
+      const unverified = coverage?.unverified ?? 0;
       conditions = [
-        c('Ready', 'True', 'Converged', `${replicas} workers run version ${obs.config?.version ?? 0}`),
+        c(
+          'Ready',
+          'True',
+          'Converged',
+          `${replicas} workers run version ${obs.config?.version ?? 0}` + (unverified > 0 ? ` (${unverified} job(s) unverified: inferred, not acknowledged)` : ''),
+        ),
         c('Progressing', 'False', 'Converged', 'nothing to do'),
         degraded,
       ];
@@ -161,6 +197,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     replicas,
     readyReplicas,
     version: obs.config?.version ?? 0,
+    ...(coverage ? { uncoveredJobs: coverage.uncovered.length, unverifiedJobs: coverage.unverified } : {}),
     conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),
     workers,
   };

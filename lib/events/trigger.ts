@@ -26,12 +26,13 @@ const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
   Swarm: (v) => v.startsWith('k8slab.info/'),
   StatefulSet: (v) => v.startsWith('apps/'),
   Pod: (v) => v === 'v1',
+  Lease: (v) => v === 'coordination.k8s.io/v1',
 };
 
 function watchedKind(kind: string, apiVersion: string): WatchedKind {
   const accepts = (WATCHED_KINDS as Record<string, ((v: string) => boolean) | undefined>)[kind];
   if (!accepts || !accepts(apiVersion)) {
-    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps) and Pod (v1) events`);
+    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps), Pod (v1) and Lease (coordination.k8s.io) events`);
   }
   return kind as WatchedKind;
 }

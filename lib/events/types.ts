@@ -20,7 +20,8 @@ export const ASSIGNMENT_CHANGED_TYPE = 'info.k8slab.swarm.assignment.changed';
 export type Verb = 'add' | 'update' | 'delete';
 /** Resource mode carries the whole object; ref mode only {apiVersion, kind, name, namespace}. */
 export type Mode = 'resource' | 'ref';
-export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod';
+/** Lease: a worker's acknowledgement (lib/workerconfig/acknowledgement.ts), named after its pod. */
+export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod' | 'Lease';
 
 /** A Kubernetes object as it travels in a resource-mode event: only what we rely on is typed. */
 export interface KubeObject {

@@ -3,7 +3,7 @@
 // uid preconditions, so a stale decision is refused by the API server (409)
 // instead of overwriting someone else's change.
 import type { Swarm } from '../api/types.js';
-import type { ConfigMapPatch, ConfigMapView, EventView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, StatefulSetView } from './types.js';
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 
@@ -16,6 +16,8 @@ export interface KubeClient {
 
   getStatefulSet(namespace: string, name: string): Promise<StatefulSetView | undefined>;
   listPods(namespace: string, labelSelector: string): Promise<PodView[]>;
+  /** The workers' acknowledgement Leases (coordination.k8s.io/v1) matching the selector. */
+  listLeases(namespace: string, labelSelector: string): Promise<LeaseView[]>;
 
   getConfigMap(namespace: string, name: string): Promise<ConfigMapView | undefined>;
   /** Fails with Conflict if it already exists. */

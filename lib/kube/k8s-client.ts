@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
 import { KubeError, kindOfStatus, type KubeVerb } from './errors.js';
-import type { ConfigMapPatch, ConfigMapView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, LeaseView, PodView, StatefulSetView } from './types.js';
 
 export interface KubeCall {
   verb: KubeVerb;
@@ -84,11 +84,16 @@ function apiClients(kc: k8s.KubeConfig) {
     },
   };
   const configuration = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } });
-  return { core: new k8s.CoreV1Api(configuration), apps: new k8s.AppsV1Api(configuration), custom: new k8s.CustomObjectsApi(configuration) };
+  return {
+    core: new k8s.CoreV1Api(configuration),
+    apps: new k8s.AppsV1Api(configuration),
+    custom: new k8s.CustomObjectsApi(configuration),
+    coordination: new k8s.CoordinationV1Api(configuration),
+  };
 }
 
 export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = {}): KubeClient {
-  const { core, apps, custom } = apiClients(kc);
+  const { core, apps, custom, coordination } = apiClients(kc);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const instrument: Instrument = options.instrument ?? ((_call, run) => run());
 
@@ -143,6 +148,11 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
     listPods: (namespace, labelSelector) =>
       call({ verb: 'LIST', resource: 'pods', namespace }, async () =>
         (await core.listNamespacedPod({ namespace, labelSelector }, reportStatus)).items.map(podView),
+      ),
+
+    listLeases: (namespace, labelSelector) =>
+      call({ verb: 'LIST', resource: 'leases', namespace }, async () =>
+        (await coordination.listNamespacedLease({ namespace, labelSelector }, reportStatus)).items.map(leaseView),
       ),
 
     getConfigMap: (namespace, name) =>
@@ -253,6 +263,17 @@ export function podView(p: k8s.V1Pod): PodView {
   };
 }
 
+export function leaseView(l: k8s.V1Lease): LeaseView {
+  return {
+    name: l.metadata?.name ?? '',
+    namespace: l.metadata?.namespace ?? '',
+    resourceVersion: l.metadata?.resourceVersion ?? '',
+    ...(l.spec?.holderIdentity ? { holderIdentity: l.spec.holderIdentity } : {}),
+    labels: { ...(l.metadata?.labels ?? {}) },
+    annotations: { ...(l.metadata?.annotations ?? {}) },
+  };
+}
+
 export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
   return {
     name: s.metadata?.name ?? '',
@@ -344,6 +365,7 @@ export function unreachableClient(reason: string): KubeClient {
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
     listPods: fail,
+    listLeases: fail,
     getConfigMap: fail,
     createConfigMap: fail,
     patchConfigMap: fail,

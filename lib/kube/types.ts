@@ -27,6 +27,17 @@ export interface PodView {
   ownerStatefulSet?: string;
 }
 
+/** A worker's acknowledgement Lease (coordination.k8s.io/v1), as lib/workerconfig/acknowledgement.ts reads it. */
+export interface LeaseView {
+  name: string;
+  namespace: string;
+  resourceVersion: string;
+  /** spec.holderIdentity */
+  holderIdentity?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
 export interface StatefulSetView {
   name: string;
   namespace: string;

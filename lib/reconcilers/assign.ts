@@ -9,7 +9,7 @@ import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { cachedConfigReader } from './config-cache.js';
-import { listWorkerPods, observe } from './observe.js';
+import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
@@ -73,7 +73,7 @@ interface Carry {
 
 async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
-  const obs = await observe(env, key, claimants);
+  const obs = await observe(env, key, claimants, 'workers');
   if (!obs) return { ...none, result: 'gone' };
   const now = rfc3339(env.now());
   const uid = obs.swarm.metadata.uid;
@@ -84,20 +84,13 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked', reason: problem.reason, message: problem.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
-  // Pods matter only for the workers the restart bookkeeping lists and for a
-  // change (the pods holding the older shares are recorded): listed then only.
+  // Status judges coverage from the pods and their acknowledgements, so assign always reads them.
   const read = cachedConfigReader(obs.configMap);
-  const observed = { swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap };
-  const recorded = readRestarts(obs.configMap?.annotations ?? {}).steps.length > 0;
-  let pods = recorded ? await listWorkerPods(env, obs.statefulSet) : undefined;
-  let decision = decideConfigMap({ ...observed, pods: pods ?? [] }, read);
-  if (!pods && decision.kind === 'converge' && decision.changed) {
-    pods = await listWorkerPods(env, obs.statefulSet);
-    decision = decideConfigMap({ ...observed, pods }, read);
-  }
+  const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
+  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods }, read);
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods: pods ?? [] }));
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
@@ -118,8 +111,9 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     statefulSet: obs.statefulSet,
     config: decision.config,
     workspace: readRestarts(decision.configMap.annotations),
-    pods: pods ?? [],
+    pods,
     unhonouredDedications: decision.unhonoured.length,
+    leases,
   });
   carry.writes += await writeStatus(env, obs.swarm, status);
 

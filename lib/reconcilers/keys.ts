@@ -1,5 +1,6 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
-// their Swarm; StatefulSet and Pod events are mapped through the Swarms naming
+// their Swarm; StatefulSet, Pod and Lease (a worker's acknowledgement, named
+// after its pod) events are mapped through the Swarms naming
 // that StatefulSet, listed fresh with a field selector (the event's own copy of
 // the object may be stale), and so is a Swarm event's StatefulSet hint. That
 // list is handed to the reconcile, which uses it as its own observation of the

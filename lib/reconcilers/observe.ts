@@ -1,11 +1,14 @@
 // Observe: read what every decision needs, fresh from the API, in one place:
 // the Swarm (with the Swarms naming its StatefulSet), the StatefulSet and the
-// ConfigMap. Pods are listed apart (`listWorkerPods`), only when a decision
-// needs them: a converged Swarm's no-op event costs at most three requests.
+// ConfigMap; with `workers`, also what the workers are: their pods and their
+// acknowledgement Leases (assign judges coverage, and so status, from them).
+// Otherwise pods are listed apart (`listWorkerPods`), only when a decision
+// needs them (restart, only with steps to take).
 // Both functions decide over it; only assign judges status from it (one writer).
 import { validateSwarm } from '../api/validate.js';
 import type { Swarm, ValidSwarm } from '../api/types.js';
-import type { ConfigMapView, PodView, StatefulSetView } from '../kube/types.js';
+import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../kube/types.js';
+import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status.js';
 import type { ReconcileEnv } from './env.js';
@@ -19,6 +22,8 @@ export interface Observation {
   /** Absent when it does not exist (a problem) or its read was deferred. */
   statefulSet?: StatefulSetView;
   configMap?: ConfigMapView;
+  /** With `workers`: the StatefulSet's pods and the workers' acknowledgement Leases. */
+  workers?: { pods: PodView[]; leases: LeaseView[] };
 }
 
 /**
@@ -31,8 +36,11 @@ export async function observe(
   env: ReconcileEnv,
   key: SwarmKey,
   claimants?: readonly Swarm[],
-  /** 'deferred': the caller reads the StatefulSet itself when it needs it (restart, only with steps to take). */
-  statefulSetRead: 'now' | 'deferred' = 'now',
+  /**
+   * 'deferred': the caller reads the StatefulSet itself when it needs it (restart, only with steps to take);
+   * 'workers': the StatefulSet, and its pods and Leases with the ConfigMap (assign: status judges coverage).
+   */
+  read: 'now' | 'deferred' | 'workers' = 'now',
 ): Promise<Observation | undefined> {
   const listed = claimants?.find((s) => s.metadata.name === key.name);
   const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
@@ -56,18 +64,21 @@ export async function observe(
     };
   }
 
-  if (statefulSetRead === 'deferred') {
+  if (read === 'deferred') {
     const configMap = await env.kube.getConfigMap(key.namespace, valid.spec.configMapName);
     return { swarm, valid, ...(configMap ? { configMap } : {}) };
   }
-  const [statefulSet, configMap] = await Promise.all([
+  const [statefulSet, configMap, leases] = await Promise.all([
     env.kube.getStatefulSet(key.namespace, stsName),
     env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
+    read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`) : undefined,
   ]);
   if (!statefulSet) {
     return { swarm, valid, problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
   }
-  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}) };
+  // The pods need the StatefulSet's selector: one more round trip, only for `workers`.
+  const workers = leases ? { pods: await listWorkerPods(env, statefulSet), leases } : undefined;
+  return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }
 
 /** The StatefulSet's pods, for decisions about particular workers (restart steps, the pods holding a changed share). */

@@ -47,6 +47,7 @@ export async function installSwarm(kubeconfig: string): Promise<void> {
   await kubectl(kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/swarms.k8slab.info']);
   await kubectl(kubeconfig, ['apply', '-f', knative('base', 'namespace.yaml')]);
   await kubectl(kubeconfig, ['apply', '-n', SYSTEM_NAMESPACE, '-f', knative('base', 'serviceaccounts.yaml'), '-f', knative('base', 'rbac.yaml')]);
+  await kubectl(kubeconfig, ['apply', '-f', knative('base', 'worker-lease-policy.yaml')]);
 }
 
 /** Lets the functions and the source act in `namespace` (knative/namespace-access), as an admin would. */
@@ -87,7 +88,7 @@ export async function serviceAccountKubeconfig(adminKubeconfig: string, account:
   return path;
 }
 
-const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Pod: 'pods' };
+const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Pod: 'pods', Lease: 'leases' };
 
 /** The adapter's resources, read from the ApiServerSource manifest (what its controller would resolve). */
 export function sourceResources(): WatchedResource[] {

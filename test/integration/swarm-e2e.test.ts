@@ -8,16 +8,18 @@
 // coverage recorder) and endpoints, never inferred from pod timing. Asserted is
 // only what today's design guarantees once a step is over: every job run exactly
 // once by the workers, balanced, moves equal to the lower bound, only changed
-// workers restarted. Jobs without a running owner during a transition are a
+// workers restarted, and status telling the truth from the workers' own
+// acknowledgements (uncoveredJobs 0, each worker's runningVersion the config's,
+// the Leases agreeing with the workers' logs). Jobs without a running owner during a transition are a
 // known defect (issue 11): bench:coverage measures them; this file does not.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Swarm } from '../../lib/api/types.js';
 import { lowerBound } from '../../lib/assignment/index.js';
 import { diff } from '../../lib/plan/index.js';
-import { assignmentOf, parse } from '../../lib/workerconfig/index.js';
+import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { Delivery } from '../../dev/broker/local-broker.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
@@ -36,6 +38,7 @@ kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
+const coordination = kc.makeApiClient(CoordinationV1Api);
 
 const NS = `e2e-${process.pid}`;
 const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
@@ -45,12 +48,33 @@ const getSwarm = async () => (await custom.getNamespacedCustomObject({ ...swarmP
 const getConfigMap = () => core.readNamespacedConfigMap({ namespace: NS, name: 'swarm-worker-config' });
 const configOf = async () => parse((await getConfigMap()).data?.['config.yml'] ?? '');
 
-/** Converged: Running at `version`, every pod Ready, nothing pending. */
+/**
+ * Converged: Running at `version`, every pod Ready, nothing pending, no job
+ * uncovered, and every worker acknowledged `version` in its Lease (a worker
+ * whose share did not change acknowledges once the kubelet updated its file).
+ */
 async function converged(version: number, replicas: number): Promise<Swarm> {
-  return eventually(`Swarm Running at version ${version} with ${replicas} ready`, async () => {
+  const swarm = await eventually(`Swarm Running at version ${version} with ${replicas} ready`, async () => {
     const s = await getSwarm();
     const st = s.status;
     return st?.phase === 'Running' && st.version === version && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation ? s : undefined;
+  });
+  expect(swarm.status?.uncoveredJobs).toBe(0);
+  expect(swarm.status?.workers?.map((w) => w.coverage)).toEqual(Array(replicas).fill('Acknowledged'));
+  return eventually(`every worker acknowledging version ${version}`, async () => {
+    const s = await getSwarm();
+    const st = s.status;
+    return st?.version === version && st.uncoveredJobs === 0 && st.workers?.length === replicas && st.workers.every((w) => w.runningVersion === version) ? s : undefined;
+  }, 120_000);
+}
+
+/** The Leases agree with the workers' own logs: each held by the live pod, with the digest of the jobs it reports. */
+async function leasesAgreeWithLogs(byPod: Record<string, string[]>): Promise<void> {
+  const uids = liveUids();
+  await eventually('Leases = what the workers report', async () => {
+    const leases = (await coordination.listNamespacedLease({ namespace: NS, labelSelector: 'k8slab.info/swarm=swarm-worker' })).items;
+    const acks = new Map(leases.map((l) => parseAcknowledgement({ name: l.metadata?.name ?? '', holderIdentity: l.spec?.holderIdentity ?? '', annotations: l.metadata?.annotations ?? {} })).filter((a) => a !== undefined).map((a) => [a.worker, a]));
+    return Object.entries(byPod).every(([pod, jobs]) => acks.get(pod)?.podUid === uids.get(pod) && acks.get(pod)?.digest === jobsDigest(jobs)) ? true : undefined;
   });
 }
 
@@ -104,6 +128,7 @@ describe('the seed sample, end to end', () => {
     // What the workers run, by their own reports: exactly the ConfigMap's shares.
     const { byPod } = await runningExactlyOnce(workers, seedStreams, 2);
     expect(byPod).toEqual(assignmentOf(config));
+    await leasesAgreeWithLogs(byPod);
     expect(Object.values(byPod).map((jobs) => jobs.length).sort()).toEqual([13, 14]);
   });
 
@@ -131,6 +156,7 @@ describe('the seed sample, end to end', () => {
     await converged(2, 3);
     const { byPod: after } = await runningExactlyOnce(workers, seedStreams, 3);
     expect(after).toEqual(assignmentOf(await configOf()));
+    await leasesAgreeWithLogs(after);
     expect(Object.values(after).map((jobs) => jobs.length)).toEqual([9, 9, 9]);
     const change = diff(before, after);
     expect(change.moved).toBe(movesLowerBound(before, seedStreams, 3)); // 9: the new worker's share, nothing else
@@ -176,6 +202,7 @@ describe('the seed sample, end to end', () => {
     await converged(3, 1);
     const { byPod: after } = await runningExactlyOnce(workers, seedStreams, 1);
     expect(after).toEqual({ 'swarm-worker-0': [...seedStreams].sort() });
+    await leasesAgreeWithLogs(after);
     expect(diff(before, after).moved).toBe(movesLowerBound(before, seedStreams, 1));
   });
 
@@ -189,6 +216,7 @@ describe('the seed sample, end to end', () => {
     await converged(5, 2);
     const { byPod: after } = await runningExactlyOnce(workers, jobs, 2);
     expect(after).toEqual(assignmentOf(await configOf()));
+    await leasesAgreeWithLogs(after);
     expect(Object.values(after).map((w) => w.length).sort()).toEqual([14, 14]);
     const change = diff(before, after);
     expect(change.moved).toBe(movesLowerBound(before, jobs, 2));
@@ -223,6 +251,39 @@ describe('the seed sample, end to end', () => {
     restartKc.loadFromFile(local.kubeconfigs.restart);
     await expect(restartKc.makeApiClient(AppsV1Api).deleteNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' })).rejects.toMatchObject({ code: 403 });
     await expect(apps.readNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' })).resolves.toBeTruthy();
+  });
+
+  it('a worker may write only its own Lease: RBAC allows leases get/create/update in its namespace only, the admission policy only the pod\'s own', async () => {
+    const as = `system:serviceaccount:${NS}:swarm-worker`;
+    const can = async (verb: string, resource: string, namespace = NS) =>
+      // can-i exits 1 on "no": its answer is still on stdout.
+      (await kubectl(kubeconfig, ['auth', 'can-i', verb, resource, '-n', namespace, '--as', as]).catch((err: unknown) => String((err as { stdout?: unknown }).stdout ?? err))).trim();
+    for (const verb of ['get', 'create', 'update']) expect(await can(verb, 'leases.coordination.k8s.io')).toBe('yes');
+    for (const [verb, resource] of [['delete', 'leases.coordination.k8s.io'], ['list', 'leases.coordination.k8s.io'], ['get', 'configmaps'], ['update', 'swarms.k8slab.info'], ['delete', 'pods']]) {
+      expect({ verb, resource, can: await can(verb!, resource!) }).toEqual({ verb, resource, can: 'no' });
+    }
+    expect(await can('create', 'leases.coordination.k8s.io', 'default')).toBe('no');
+
+    // A token bound to worker-0's pod, as the kubelet mounts it: its own Lease passes, worker-1's is denied.
+    const uid = liveUids().get('swarm-worker-0') ?? '';
+    const token = (await kubectl(kubeconfig, ['-n', NS, 'create', 'token', 'swarm-worker', '--bound-object-kind', 'Pod', '--bound-object-name', 'swarm-worker-0', '--bound-object-uid', uid])).trim();
+    const workerKc = new KubeConfig();
+    workerKc.loadFromOptions({
+      clusters: [{ ...kc.getCurrentCluster()!, name: 'c' }],
+      users: [{ name: 'worker', token }],
+      contexts: [{ name: 'w', cluster: 'c', user: 'worker' }],
+      currentContext: 'w',
+    });
+    const asWorker = workerKc.makeApiClient(CoordinationV1Api);
+    const own = await asWorker.readNamespacedLease({ namespace: NS, name: 'swarm-worker-0' });
+    await expect(asWorker.replaceNamespacedLease({ namespace: NS, name: 'swarm-worker-0', body: own })).resolves.toBeTruthy();
+    const other = await asWorker.readNamespacedLease({ namespace: NS, name: 'swarm-worker-1' });
+    await expect(
+      asWorker.replaceNamespacedLease({ namespace: NS, name: 'swarm-worker-1', body: { ...other, spec: { ...other.spec, holderIdentity: uid } } }),
+    ).rejects.toMatchObject({ code: 403 });
+    await expect(
+      asWorker.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'forged', labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: uid } } }),
+    ).rejects.toMatchObject({ code: 403 });
   });
 
   it('deleting the Swarm stops managing it, and its ConfigMap is garbage-collected', async () => {

@@ -6,7 +6,7 @@
 import type { Swarm } from '../../lib/api/types.js';
 import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import type { ConfigMapPatch, ConfigMapView, EventView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -19,6 +19,7 @@ export class MemoryKube implements KubeClient {
   statefulSets = new Map<string, StatefulSetView>();
   configMaps = new Map<string, ConfigMapView>();
   pods = new Map<string, PodView>();
+  leases = new Map<string, LeaseView>();
   events: EventView[] = [];
   writes: Write[] = [];
   /** Every call made, reads and writes, in order (faulted ones included): what a reconcile costs in requests. */
@@ -169,6 +170,14 @@ export class MemoryKube implements KubeClient {
     return [...this.pods.values()]
       .filter((p) => p.namespace === namespace && (k === undefined || p.labels[k] === v))
       .map((p) => structuredClone(p));
+  }
+
+  async listLeases(namespace: string, labelSelector: string) {
+    await this.enter('listLeases');
+    const [k, v] = labelSelector.split('=');
+    return [...this.leases.values()]
+      .filter((l) => l.namespace === namespace && (k === undefined || l.labels[k] === v))
+      .map((l) => structuredClone(l));
   }
 
   async getConfigMap(namespace: string, name: string) {

@@ -31,6 +31,12 @@ describe('toTrigger', () => {
     });
   });
 
+  it('accepts a worker\'s acknowledgement Lease (coordination.k8s.io) and no Lease of another group', () => {
+    const lease = (apiVersion: string): KubeObject => ({ apiVersion, kind: 'Lease', metadata: { name: 'worker-1', namespace: 'team-a', uid: 'l-1' } as KubeObject['metadata'] });
+    expect(toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: lease('coordination.k8s.io/v1') }))).toMatchObject({ kind: 'Lease', name: 'worker-1' });
+    expect(() => toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: lease('example.com/v1') }))).toThrow(/unsupported kind Lease/);
+  });
+
   it('leaves ownerStatefulSet out for a Pod no StatefulSet owns, and in ref mode', () => {
     expect(toTrigger(apiServerEvent({ verb: 'add', mode: 'resource', object: pod() }))).not.toHaveProperty('ownerStatefulSet');
     const ref = toTrigger(apiServerEvent({ verb: 'add', mode: 'ref', object: pod([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'w' }]) }));

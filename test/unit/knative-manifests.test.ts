@@ -32,13 +32,14 @@ const expand = (group: string, resource: string, verbs: string[]): string[] => v
 describe('RBAC permission sets (exactly what each function uses)', () => {
   const roles = load('rbac.yaml');
 
-  it('assign: read Swarms, StatefulSets, Pods; write ConfigMaps and Swarm status; record Events', () => {
+  it('assign: read Swarms, StatefulSets, Pods, list acknowledgement Leases; write ConfigMaps and Swarm status; record Events', () => {
     expect(permissions(byName(roles, 'swarm-assign'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
         ...expand('apps', 'statefulsets', ['get', 'list']),
         ...expand('', 'pods', ['get', 'list']),
+        ...expand('coordination.k8s.io', 'leases', ['list']),
         ...expand('', 'configmaps', ['get', 'create', 'update', 'patch']),
         ...expand('', 'events', ['create', 'patch']),
         ...expand('events.k8s.io', 'events', ['create', 'patch']),
@@ -61,12 +62,13 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
 
   it('source: get/list/watch on exactly what the ApiServerSource watches', () => {
     const watched = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).map((r) => r.kind);
-    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod']);
+    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod', 'Lease']);
     expect(permissions(byName(roles, 'swarm-source'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('apps', 'statefulsets', ['get', 'list', 'watch']),
         ...expand('', 'pods', ['get', 'list', 'watch']),
+        ...expand('coordination.k8s.io', 'leases', ['get', 'list', 'watch']),
       ].sort(),
     );
   });

@@ -25,12 +25,17 @@ const meta = (name: string) => ({ name, namespace: 'swarm', uid: `uid-${name}` }
 const swarm = { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', metadata: meta('swarm-worker'), spec: {} };
 const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } } };
+const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: 'uid' } };
 
 describe('Trigger routing', () => {
   for (const verb of ['add', 'update', 'delete'] as const) {
     it(`Swarm and StatefulSet ${verb} events go to swarm-assign only`, () => {
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: swarm }))).toEqual(['swarm-assign']);
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: sts }))).toEqual(['swarm-assign']);
+    });
+
+    it(`Lease (acknowledgement) ${verb} events go to swarm-assign only`, () => {
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: lease }))).toEqual(['swarm-assign']);
     });
 
     it(`Pod ${verb} events go to swarm-restart only`, () => {

@@ -187,7 +187,8 @@ describe('decideRestarts', () => {
 });
 
 describe('computeStatus', () => {
-  const swarm = valid(swarmOf());
+  // The spec asks for exactly the jobs of the config below (jobs it lacks would be uncovered).
+  const swarm = valid(swarmOf({ jobs: ['a', 'b'] }));
   const now = '2026-11-22T00:00:00Z';
   const config = parse('version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [a]\n    version: 3\n  swarm-worker-1:\n    jobs: [b]\n    version: 2\n');
 
@@ -196,9 +197,10 @@ describe('computeStatus', () => {
     expect(s).toMatchObject({ phase: 'Running', replicas: 2, readyReplicas: 2, version: 3, observedGeneration: 1 });
     expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Converged' });
     expect(s.workers).toEqual([
-      { name: 'swarm-worker-0', jobs: 1, version: 3, restartPending: false },
-      { name: 'swarm-worker-1', jobs: 1, version: 2, restartPending: false },
+      { name: 'swarm-worker-0', jobs: 1, version: 3, restartPending: false, coverage: 'Inferred' },
+      { name: 'swarm-worker-1', jobs: 1, version: 2, restartPending: false, coverage: 'Inferred' },
     ]);
+    expect(s).toMatchObject({ uncoveredJobs: 0, unverifiedJobs: 2 });
   });
 
   it('is Pending until the pods exist, Updating while restarts are pending', () => {

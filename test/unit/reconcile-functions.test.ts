@@ -177,6 +177,8 @@ describe('routing and coalescing', () => {
     expect(await keysOf({ ...base, kind: 'StatefulSet', name: 'swarm-worker' })).toEqual([key]);
     expect(await keysOf({ ...base, kind: 'Pod', name: 'swarm-worker-7' })).toEqual([key]);
     expect(await keysOf({ ...base, kind: 'Pod', name: 'other-0' })).toEqual([]);
+    // A worker's acknowledgement Lease is named after its pod.
+    expect(await keysOf({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'swarm-worker-1' })).toEqual([key]);
   });
 
   it('events arriving during a reconcile cause exactly one follow-up', async () => {

@@ -167,13 +167,13 @@ describe('status reports the bookkeeping as recorded', () => {
     const before = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: recorded, pods });
     expect(before.phase).toBe('Updating');
     expect(before.workers?.[0]?.restartPending).toBe(false); // the pod itself runs the new share
-    const cleared = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: { version: 2, steps: [] }, pods });
+    const cleared = computeStatus({ swarm: valid(swarmOf({ jobs: ['a', 'b'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: { version: 2, steps: [] }, pods });
     expect(cleared.phase).toBe('Running');
   });
 
   it('steps of workers removed by a scale-down do not hold it back', () => {
     const config = parse(render({ version: 3, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 3 } } }));
     const recorded = { version: 3, steps: [{ worker: 'swarm-worker-4', staleUid: 'gone', waitFor: [] }] };
-    expect(computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(1), config, workspace: recorded, pods: [pod(0)] }).phase).toBe('Running');
+    expect(computeStatus({ swarm: valid(swarmOf({ jobs: ['a'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(1), config, workspace: recorded, pods: [pod(0)] }).phase).toBe('Running');
   });
 });

@@ -1,7 +1,9 @@
 // What one event costs in API requests, counted over the stubbed client: a
 // no-op event reads each object once (no second list, no second read for the
-// gauges, pods only while restarts are recorded), at most three requests, and
-// writes nothing, however many other Swarms share the namespace.
+// gauges) and writes nothing, however many other Swarms share the namespace.
+// restart reads at most three objects (pods only while restarts are recorded);
+// assign also reads what the workers report — their pods and acknowledgement
+// Leases — because status judges coverage from them.
 import { describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { Writable } from 'node:stream';
@@ -47,11 +49,11 @@ async function converged(others = 0) {
 
 describe('API requests per no-op event', () => {
   it.each([
-    ['assign', 'a Swarm event', swarmEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap']],
-    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap']],
+    ['assign', 'a Swarm event', swarmEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases']],
+    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases']],
     ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getConfigMap']],
     ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getConfigMap']],
-  ] as const)('%s, %s: at most three reads (no pod list), nothing written', async (fn, _what, trigger, reads) => {
+  ] as const)('%s, %s: each object read once (assign also reads what the workers report), nothing written', async (fn, _what, trigger, reads) => {
     for (const others of [0, 20]) {
       const world = await converged(others);
       await (fn === 'assign' ? world.assign : world.restart).handle(trigger);
@@ -66,7 +68,7 @@ describe('API requests per no-op event', () => {
     for (const trigger of [refMode, { ...swarmEvent, statefulSetName: 'renamed' }]) {
       world.kube.calls = [];
       await world.assign.handle(trigger);
-      expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm']);
+      expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm', 'listLeases', 'listPods']);
     }
     expect(world.kube.writes).toEqual([]);
   });
@@ -102,7 +104,7 @@ describe('assignment gauges', () => {
       await post('update');
       kube.calls = [];
       await post('update');
-      expect([...kube.calls].sort()).toEqual(['getConfigMap', 'getStatefulSet', 'listSwarmsNaming']);
+      expect([...kube.calls].sort()).toEqual(['getConfigMap', 'getStatefulSet', 'listLeases', 'listPods', 'listSwarmsNaming']);
       expect(await gauge('swarm_assignment_jobs')).toBe(5);
       expect(await gauge('swarm_assignment_workers')).toBe(3);
       kube.swarms.clear();

@@ -1,0 +1,80 @@
+// Which jobs have a running owner, observed rather than inferred: a worker
+// covers its share only when its pod is Ready and its own Lease (written by
+// this pod's uid) acknowledges a config version at least as new as the share
+// and the digest of exactly the share's jobs. Workers whose pods do not declare
+// that they acknowledge (no `k8slab.info/acknowledges: lease` label) fall back
+// to today's inference — Ready and no restart pending — reported as unverified.
+import type { PodView } from '../kube/types.js';
+import {
+  ACKNOWLEDGES_LABEL,
+  ACKNOWLEDGES_VALUE,
+  jobsDigest,
+  parseAcknowledgement,
+  type Acknowledgement,
+  type LeaseLike,
+  type WorkerConfig,
+} from '../workerconfig/index.js';
+
+export type WorkerCoverageState = 'Acknowledged' | 'Inferred' | 'Uncovered';
+
+export interface WorkerCoverage {
+  state: WorkerCoverageState;
+  /** The config version this pod acknowledged, whether or not it matches its share. */
+  runningVersion?: number;
+}
+
+export interface CoverageInput {
+  /** Every job the Swarm asks for (spec order). */
+  jobs: readonly string[];
+  config: WorkerConfig;
+  /** The live workers' pods by worker name (podsByWorker). */
+  pods: ReadonlyMap<string, PodView>;
+  leases: readonly LeaseLike[];
+  /** Workers with a restart still outstanding (for the inference only). */
+  restartPending: ReadonlySet<string>;
+}
+
+export interface Coverage {
+  /** Jobs no Ready worker is known (or, unverified, inferred) to run, in spec order. */
+  uncovered: string[];
+  /** Jobs covered by inference only. */
+  unverified: number;
+  workers: Map<string, WorkerCoverage>;
+}
+
+export function declaresAcknowledgement(pod: PodView): boolean {
+  return pod.labels[ACKNOWLEDGES_LABEL] === ACKNOWLEDGES_VALUE;
+}
+
+/** The acknowledgement of this very pod (a Lease left by an earlier pod of the same name does not count). */
+function ackOf(pod: PodView, leases: readonly LeaseLike[]): Acknowledgement | undefined {
+  const ack = leases.map(parseAcknowledgement).find((a) => a?.worker === pod.name);
+  return ack && ack.podUid === pod.uid ? ack : undefined;
+}
+
+export function computeCoverage(input: CoverageInput): Coverage {
+  const workers = new Map<string, WorkerCoverage>();
+  const acknowledged = new Set<string>();
+  const inferred = new Set<string>();
+  for (const [worker, share] of Object.entries(input.config.workloads)) {
+    const pod = input.pods.get(worker);
+    const serving = pod !== undefined && pod.ready && !pod.terminating;
+    if (!pod) {
+      workers.set(worker, { state: 'Uncovered' });
+      continue;
+    }
+    if (declaresAcknowledgement(pod)) {
+      const ack = ackOf(pod, input.leases);
+      const runs = serving && ack !== undefined && ack.version >= share.version && ack.digest === jobsDigest(share.jobs);
+      if (runs) for (const job of share.jobs) acknowledged.add(job);
+      workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(ack ? { runningVersion: ack.version } : {}) });
+    } else {
+      const runs = serving && !input.restartPending.has(worker);
+      if (runs) for (const job of share.jobs) inferred.add(job);
+      workers.set(worker, { state: runs ? 'Inferred' : 'Uncovered' });
+    }
+  }
+  const uncovered = input.jobs.filter((j) => !acknowledged.has(j) && !inferred.has(j));
+  const unverified = input.jobs.filter((j) => !acknowledged.has(j) && inferred.has(j)).length;
+  return { uncovered, unverified, workers };
+}

@@ -1,0 +1,164 @@
+// Truthful status from the workers' acknowledgement Leases: pure, no cluster.
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ValidSwarm } from '../../lib/api/types.js';
+import { validateSwarm } from '../../lib/api/validate.js';
+import { computeCoverage } from '../../lib/decisions/coverage.js';
+import { computeStatus } from '../../lib/decisions/status.js';
+import { podsByWorker } from '../../lib/decisions/workers.js';
+import type { LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import {
+  ACKNOWLEDGES_LABEL,
+  DIGEST_ANNOTATION,
+  LOADED_AT_ANNOTATION,
+  VERSION_ANNOTATION,
+  jobsDigest,
+  parse,
+  parseAcknowledgement,
+  render,
+} from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const now = '2026-11-22T00:00:00Z';
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid: `uid-${ordinal}`,
+  resourceVersion: '1',
+  creationTimestamp: now,
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
+  ...over,
+});
+const lease = (ordinal: number, version: number, jobs: readonly string[], over: Partial<LeaseView> = {}): LeaseView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  resourceVersion: '1',
+  holderIdentity: `uid-${ordinal}`,
+  labels: { 'k8slab.info/swarm': 'swarm-worker' },
+  annotations: { [VERSION_ANNOTATION]: String(version), [DIGEST_ANNOTATION]: jobsDigest(jobs), [LOADED_AT_ANNOTATION]: now },
+  ...over,
+});
+const valid = (jobs: string[]): ValidSwarm => {
+  const s = swarmOf({ jobs });
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+// Version 4: worker-0's share last changed at 4, worker-1's at 2.
+const config = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } }));
+const jobs = ['a', 'b', 'c'];
+const coverage = (pods: PodView[], leases: LeaseView[], restartPending: string[] = []) =>
+  computeCoverage({ jobs, config, pods: podsByWorker('swarm-worker', 2, pods), leases, restartPending: new Set(restartPending) });
+
+describe('jobsDigest (shared by Swarm and the workers)', () => {
+  it('is order-independent, distinguishes lists, and is the documented sha256 of sorted "name\\n"', () => {
+    expect(jobsDigest(['b', 'a'])).toBe(jobsDigest(['a', 'b']));
+    expect(jobsDigest(['a'])).not.toBe(jobsDigest(['a', 'b']));
+    // sha256("a\nb\n"), as examples/worker/README.md tells other languages to compute it.
+    expect(jobsDigest(['b', 'a'])).toBe(`sha256:${createHash('sha256').update('a\nb\n').digest('hex')}`);
+    expect(jobsDigest([])).toBe('sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  });
+
+  it('an acknowledgement needs a holder, a version and a digest', () => {
+    expect(parseAcknowledgement(lease(0, 4, ['a']))).toMatchObject({ worker: 'swarm-worker-0', podUid: 'uid-0', version: 4 });
+    expect(parseAcknowledgement(lease(0, 4, ['a'], { holderIdentity: undefined }))).toBeUndefined();
+    expect(parseAcknowledgement(lease(0, 4, ['a'], { annotations: { [DIGEST_ANNOTATION]: 'sha256:x' } }))).toBeUndefined();
+    expect(parseAcknowledgement(lease(0, 4, ['a'], { annotations: { [VERSION_ANNOTATION]: '-1', [DIGEST_ANNOTATION]: 'x' } }))).toBeUndefined();
+  });
+});
+
+describe('computeCoverage', () => {
+  const both = [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])];
+
+  it('every worker acknowledged, Ready, digest matching: nothing uncovered, runningVersion reported', () => {
+    const c = coverage([pod(0), pod(1)], both);
+    expect(c.uncovered).toEqual([]);
+    expect(c.unverified).toBe(0);
+    expect(c.workers.get('swarm-worker-1')).toEqual({ state: 'Acknowledged', runningVersion: 4 });
+  });
+
+  it('a share unchanged since an older version is covered by an acknowledgement of any version since', () => {
+    expect(coverage([pod(0), pod(1)], [lease(0, 4, ['a', 'b']), lease(1, 2, ['c'])]).uncovered).toEqual([]);
+  });
+
+  it('no lease: its jobs are uncovered', () => {
+    const c = coverage([pod(0), pod(1)], [both[0]!]);
+    expect(c.uncovered).toEqual(['c']);
+    expect(c.workers.get('swarm-worker-1')).toEqual({ state: 'Uncovered' });
+  });
+
+  it('stale version: an acknowledgement older than the share does not cover it', () => {
+    const c = coverage([pod(0), pod(1)], [lease(0, 3, ['a', 'b']), both[1]!]);
+    expect(c.uncovered).toEqual(['a', 'b']);
+    expect(c.workers.get('swarm-worker-0')).toEqual({ state: 'Uncovered', runningVersion: 3 });
+  });
+
+  it('digest mismatch: the worker runs other jobs than its share', () => {
+    expect(coverage([pod(0), pod(1)], [lease(0, 4, ['a']), both[1]!]).uncovered).toEqual(['a', 'b']);
+  });
+
+  it('pod not Ready, or terminating: uncovered even though acknowledged', () => {
+    expect(coverage([pod(0, { ready: false }), pod(1)], both).uncovered).toEqual(['a', 'b']);
+    expect(coverage([pod(0), pod(1, { terminating: true })], both).uncovered).toEqual(['c']);
+  });
+
+  it('a lease written by an older pod of the same name does not speak for its replacement', () => {
+    const c = coverage([pod(0), pod(1, { uid: 'uid-1-replacement' })], both);
+    expect(c.uncovered).toEqual(['c']);
+    expect(c.workers.get('swarm-worker-1')).toEqual({ state: 'Uncovered' });
+  });
+
+  it('a worker whose pod is missing covers nothing', () => {
+    expect(coverage([pod(0)], both).uncovered).toEqual(['c']);
+  });
+
+  it('0 replicas with jobs: every job uncovered', () => {
+    const empty = parse(render({ version: 5, workloads: {} }));
+    expect(computeCoverage({ jobs, config: empty, pods: new Map(), leases: both, restartPending: new Set() }).uncovered).toEqual(jobs);
+  });
+
+  it('pods that do not declare acknowledgements are inferred (unverified): Ready and no restart pending', () => {
+    const plain = { labels: { app: 'swarm-worker' } };
+    const c = coverage([pod(0, plain), pod(1, plain)], [], ['swarm-worker-1']);
+    expect(c.uncovered).toEqual(['c']);
+    expect(c.unverified).toBe(2);
+    expect(c.workers.get('swarm-worker-0')).toEqual({ state: 'Inferred' });
+  });
+});
+
+describe('computeStatus from acknowledgements', () => {
+  const swarm = valid(jobs);
+
+  it('is Ready with uncoveredJobs 0 only once every job is acknowledged', () => {
+    const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0), pod(1)], leases: [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])] });
+    expect(s).toMatchObject({ phase: 'Running', uncoveredJobs: 0, unverifiedJobs: 0 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Converged' });
+    expect(s.workers?.map((w) => [w.name, w.coverage, w.runningVersion])).toEqual([
+      ['swarm-worker-0', 'Acknowledged', 4],
+      ['swarm-worker-1', 'Acknowledged', 4],
+    ]);
+  });
+
+  it('never Ready while a job is uncovered: JobsUncovered names the jobs', () => {
+    const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0), pod(1)], leases: [lease(0, 3, ['a'])] });
+    expect(s).toMatchObject({ phase: 'Updating', uncoveredJobs: 3 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'JobsUncovered', message: '3 job(s) run by no acknowledged, Ready worker: a, b, c' });
+  });
+
+  it('0 replicas with jobs is not Ready', () => {
+    const empty = parse(render({ version: 5, workloads: {} }));
+    const s = computeStatus({ swarm, now, statefulSet: sts(0), config: empty, pods: [] });
+    expect(s).toMatchObject({ uncoveredJobs: 3 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'JobsUncovered' });
+  });
+
+  it('inferred coverage is Ready but says how many jobs are unverified', () => {
+    const plain = { labels: { app: 'swarm-worker' } };
+    const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0, plain), pod(1, plain)] });
+    expect(s).toMatchObject({ phase: 'Running', uncoveredJobs: 0, unverifiedJobs: 3 });
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/3 job\(s\) unverified/);
+  });
+});

@@ -1,0 +1,78 @@
+// The worker library's acknowledgement over a fake Lease API: create, guarded
+// replace, conflicts and transient failures retried, refusals surfaced.
+import type * as k8s from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { alreadySays, createAcknowledger, type LeaseApi } from '../../examples/worker/acknowledge.js';
+import { parseAcknowledgement, jobsDigest } from '../../lib/workerconfig/index.js';
+
+class FakeLeases implements LeaseApi {
+  lease: k8s.V1Lease | undefined;
+  rv = 0;
+  calls: string[] = [];
+  failures: number[] = [];
+  private maybeFail(): void {
+    const code = this.failures.shift();
+    if (code !== undefined) throw Object.assign(new Error(`HTTP ${code}`), { code });
+  }
+  async read() {
+    this.calls.push('read');
+    this.maybeFail();
+    return this.lease ? structuredClone(this.lease) : undefined;
+  }
+  async create(_ns: string, lease: k8s.V1Lease) {
+    this.calls.push('create');
+    this.maybeFail();
+    if (this.lease) throw Object.assign(new Error('exists'), { code: 409 });
+    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.rv) } };
+    return this.lease;
+  }
+  async replace(_ns: string, lease: k8s.V1Lease) {
+    this.calls.push('replace');
+    this.maybeFail();
+    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw Object.assign(new Error('conflict'), { code: 409 });
+    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.rv) } };
+    return this.lease;
+  }
+}
+
+const setup = (api: FakeLeases) =>
+  createAcknowledger({ pod: 'swarm-worker-1', podUid: 'uid-1', namespace: 'ns', api, backoffMs: 1, now: () => new Date('2026-11-22T00:00:00Z') });
+
+describe('acknowledge (examples/worker/acknowledge.ts)', () => {
+  it('creates the Lease named after the pod, labelled with its StatefulSet, held by the pod uid', async () => {
+    const api = new FakeLeases();
+    await setup(api)({ version: 3, jobs: ['b', 'a'] });
+    expect(api.lease?.metadata).toMatchObject({ name: 'swarm-worker-1', namespace: 'ns', labels: { 'k8slab.info/swarm': 'swarm-worker' } });
+    const ack = parseAcknowledgement({ name: 'swarm-worker-1', holderIdentity: api.lease?.spec?.holderIdentity ?? '', annotations: api.lease?.metadata?.annotations ?? {} });
+    expect(ack).toEqual({ worker: 'swarm-worker-1', podUid: 'uid-1', version: 3, digest: jobsDigest(['a', 'b']), loadedAt: '2026-11-22T00:00:00.000Z' });
+  });
+
+  it('replaces it guarded by resourceVersion, writes nothing when it already says the same, and takes a new pod uid', async () => {
+    const api = new FakeLeases();
+    await setup(api)({ version: 3, jobs: ['a'] });
+    const acknowledge = setup(api);
+    await acknowledge({ version: 3, jobs: ['a'] });
+    expect(api.calls).toEqual(['read', 'create', 'read']);
+    await acknowledge({ version: 4, jobs: ['a', 'c'] });
+    expect(api.calls.slice(3)).toEqual(['read', 'replace']);
+    expect(alreadySays(api.lease, 'uid-1', { version: 4, jobs: ['c', 'a'] })).toBe(true);
+    expect(alreadySays(api.lease, 'uid-2', { version: 4, jobs: ['a', 'c'] })).toBe(false);
+  });
+
+  it('retries conflicts and transient failures, gives up at once on a refusal', async () => {
+    const api = new FakeLeases();
+    api.failures = [503, 409, 429];
+    await setup(api)({ version: 1, jobs: [] });
+    expect(api.lease?.metadata?.annotations?.['k8slab.info/config-version']).toBe('1');
+    api.failures = [403];
+    await expect(setup(api)({ version: 2, jobs: [] })).rejects.toThrow(/403/);
+  });
+
+  it('writes only the latest of acknowledgements made while one is in flight', async () => {
+    const api = new FakeLeases();
+    const acknowledge = setup(api);
+    await Promise.all([acknowledge({ version: 1, jobs: ['a'] }), acknowledge({ version: 2, jobs: ['b'] }), acknowledge({ version: 3, jobs: ['c'] })]);
+    expect(api.lease?.metadata?.annotations?.['k8slab.info/config-version']).toBe('3');
+    expect(api.calls.filter((c) => c !== 'read').length).toBeLessThanOrEqual(2);
+  });
+});
