@@ -14,7 +14,7 @@ import type { SwarmView } from '../lib/introspection/view.js';
 import { createLogger } from '../lib/observability/logger.js';
 import { readSwarmView } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
-import { defaultWorkDir, ensureBuilt, healthyCluster, startCluster, type Cluster } from '../test/controlplane/cluster.js';
+import { defaultWorkDir, ensureBuilt, healthyCluster, linkBinaries, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
 import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import { withWorkerImage } from '../test/harness/worker-pool.js';
@@ -86,6 +86,7 @@ async function main(): Promise<void> {
   progress(`logs and span trees of the functions: ${relative(process.cwd(), LOG_FILE) || LOG_FILE}`);
   progress('building the control plane if needed (first run: several minutes, cached afterwards)');
   await ensureBuilt((line) => progress(line), ALL_TOOLS);
+  await linkBinaries(); // .swarm/bin/kubectl, as the commands below use it
 
   const running = await healthyCluster(defaultWorkDir);
   let kubeconfig: string;
@@ -131,8 +132,8 @@ async function main(): Promise<void> {
   say(
     [
       'try, in another terminal:',
-      `    kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} scale sts/swarm-worker --replicas 3`,
-      `    kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} get swm`,
+      `    .swarm/bin/kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} scale sts/swarm-worker --replicas 3`,
+      `    .swarm/bin/kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} get swm`,
       `    curl -H 'Accept: text/html' http://127.0.0.1:${assignPort}/swarms/${SAMPLE_NAMESPACE}/swarm-worker`,
       'Ctrl-C stops everything npm start started. Each step that changes something follows:',
       '',

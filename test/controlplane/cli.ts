@@ -1,22 +1,10 @@
 // `npm run cluster:up | cluster:down | cluster:status`: the long-lived local
 // cluster under .swarm/. `up` starts detached processes and returns.
-import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { binPath, clusterStatus, defaultWorkDir, ensureBuilt, repoRoot, startCluster, stopCluster } from './cluster.js';
+import { binPath, clusterStatus, defaultWorkDir, linkBinaries, repoRoot, startCluster, stopCluster } from './cluster.js';
 import { diffSnapshots, takeSnapshot } from './host-state.js';
 import { NODE_LOCK_DIR, cleanupNode, nodeHeldBy, nodeLeftovers } from './node.js';
 
-/** `.swarm/bin/<tool>` links to the cached binaries, for `PATH=$PWD/.swarm/bin:$PATH`. */
-async function linkBinaries(): Promise<string> {
-  const binaries = await ensureBuilt();
-  const linkDir = join(defaultWorkDir, 'bin');
-  await mkdir(linkDir, { recursive: true });
-  for (const [name, path] of Object.entries(binaries)) {
-    await rm(join(linkDir, name), { force: true });
-    await symlink(path, join(linkDir, name));
-  }
-  return linkDir;
-}
 
 async function main(command: string | undefined): Promise<number> {
   switch (command) {

@@ -17,7 +17,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { hostname } from 'node:os';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { freeLoopbackPorts } from './ports.js';
@@ -65,6 +65,18 @@ export type { ClusterState } from './components.js';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Work directory of the long-lived cluster of `npm run cluster:up`. */
 export const defaultWorkDir = join(repoRoot, '.swarm');
+
+/** `.swarm/bin/<tool>` links to the cached binaries, for `PATH=$PWD/.swarm/bin:$PATH` (cluster:up, npm start). */
+export async function linkBinaries(): Promise<string> {
+  const binaries = await ensureBuilt();
+  const linkDir = join(defaultWorkDir, 'bin');
+  await mkdir(linkDir, { recursive: true });
+  for (const [name, path] of Object.entries(binaries)) {
+    await rm(join(linkDir, name), { force: true });
+    await symlink(path, join(linkDir, name));
+  }
+  return linkDir;
+}
 
 export interface StartOptions {
   /** Where kubeconfig, logs, data and state go; default `.swarm/`. */
