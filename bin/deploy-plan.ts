@@ -154,9 +154,12 @@ function dryRunFlags(options: DeployOptions): string[] {
 /** kubectl steps for a command, given the rendered installation and namespace-access bindings. */
 export function planSteps(command: Command, options: DeployOptions, rendered: { installation: Manifest[]; crd: Manifest[]; bindings: Manifest[] }): Step[] {
   const cluster = clusterFlags(options);
+  // The installation is swarm-deploy's to own: --force-conflicts takes over fields an earlier
+  // `kubectl apply -k knative/` (client-side) holds, which conflict where the API server defaults
+  // inside atomic lists (the worker Lease policy's matchConstraints).
   const apply = (say: string, docs: Manifest[]): Step => ({
     say,
-    args: [...cluster, 'apply', '--server-side', '--field-manager=swarm-deploy', ...dryRunFlags(options), '-f', '-'],
+    args: [...cluster, 'apply', '--server-side', '--force-conflicts', '--field-manager=swarm-deploy', ...dryRunFlags(options), '-f', '-'],
     stdin: joinDocuments(docs),
   });
   const remove = (say: string, docs: Manifest[]): Step => ({

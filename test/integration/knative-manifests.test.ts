@@ -119,6 +119,8 @@ describe('kustomize tree', () => {
         'ServiceAccount/swarm-source',
         'Trigger/swarm-assign',
         'Trigger/swarm-restart',
+        'ValidatingAdmissionPolicy/swarm-worker-lease',
+        'ValidatingAdmissionPolicyBinding/swarm-worker-lease',
       ].sort(),
     );
     const dev = (rendered['knative/overlays/dev'] ?? []).map((d) => d.kind);
@@ -129,7 +131,7 @@ describe('kustomize tree', () => {
   for (const dir of ['knative', 'knative/overlays/dev', 'knative/overlays/prod']) {
     it(`${dir}: every object passes server-side validation (Kubernetes + Knative CRD schemas, strict fields)`, async () => {
       const docs = (rendered[dir] ?? []).filter((d) => d.kind !== 'CustomResourceDefinition' && d.kind !== 'Namespace');
-      const run = await kubectl(['apply', '--dry-run=server', '--server-side', '--field-manager=knative-manifests-test', '-f', '-'], yamlOf(docs));
+      const run = await kubectl(['apply', '--dry-run=server', '--server-side', '--force-conflicts', '--field-manager=knative-manifests-test', '-f', '-'], yamlOf(docs));
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       // One "serverside-applied (server dry run)" line per object: nothing skipped.
