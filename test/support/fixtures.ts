@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JobSpec } from '../../lib/assignment/types.js';
 import type { Swarm, SwarmSpec } from '../../lib/api/types.js';
-import type { ReconcileLog } from '../../lib/reconcilers/env.js';
+import type { ReconcileEnv, ReconcileLog } from '../../lib/reconcilers/env.js';
+import { MemoryKube } from './memory-kube.js';
 
 export const seedStreams: string[] = readFileSync(fileURLToPath(new URL('../fixtures/seed-streams.txt', import.meta.url)), 'utf8')
   .split('\n')
@@ -27,3 +28,12 @@ export function swarmOf(spec: Partial<SwarmSpec> & { jobs?: JobSpec[] } = {}, na
 
 /** A ReconcileEnv log that drops everything. */
 export const silentLog: ReconcileLog = { info() {}, warn() {}, debug() {} };
+
+/** The stubbed client holding a Swarm `swarm` over StatefulSet `swarm-worker` with `replicas` Ready pods, and a reconcile env over it. */
+export function stubWorld(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}, log: ReconcileLog = silentLog): { kube: MemoryKube; env: ReconcileEnv } {
+  const kube = new MemoryKube();
+  kube.addSwarm(swarmOf(spec));
+  kube.setStatefulSet('ns', 'swarm-worker', replicas);
+  for (let i = 0; i < replicas; i++) kube.startPod('ns', 'swarm-worker', i);
+  return { kube, env: { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log } };
+}

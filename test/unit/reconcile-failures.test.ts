@@ -9,22 +9,16 @@ import { readRestarts } from '../../lib/decisions/workspace.js';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
-import type { ReconcileEnv, ReconcileLog } from '../../lib/reconcilers/env.js';
-import { silentLog } from '../support/fixtures.js';
+import type { ReconcileLog } from '../../lib/reconcilers/env.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
-import { MemoryKube } from '../support/memory-kube.js';
-import { swarmOf } from '../support/fixtures.js';
+import type { MemoryKube } from '../support/memory-kube.js';
+import { silentLog, stubWorld, type swarmOf } from '../support/fixtures.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
 function world(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}) {
-  const kube = new MemoryKube();
-  kube.addSwarm(swarmOf(spec));
-  kube.setStatefulSet('ns', 'swarm-worker', replicas);
-  for (let i = 0; i < replicas; i++) kube.startPod('ns', 'swarm-worker', i);
   const warnings: string[] = [];
   const log: ReconcileLog = { ...silentLog, warn: (_o, msg) => warnings.push(msg ?? '') };
-  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log };
-  return { kube, env, warnings };
+  return { ...stubWorld(replicas, spec, log), warnings };
 }
 const status = (kube: MemoryKube) => kube.swarms.get('ns/swarm')!.status!;
 const condition = (kube: MemoryKube, type: string) => status(kube).conditions!.find((c) => c.type === type);

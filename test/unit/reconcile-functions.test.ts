@@ -5,24 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
-import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
-import { silentLog } from '../support/fixtures.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import { parse } from '../../lib/workerconfig/index.js';
-import { MemoryKube } from '../support/memory-kube.js';
-import { swarmOf } from '../support/fixtures.js';
+import type { MemoryKube } from '../support/memory-kube.js';
+import { stubWorld } from '../support/fixtures.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
-function world(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}) {
-  const kube = new MemoryKube();
-  kube.addSwarm(swarmOf(spec));
-  kube.setStatefulSet('ns', 'swarm-worker', replicas);
-  for (let i = 0; i < replicas; i++) kube.startPod('ns', 'swarm-worker', i);
-  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
-  return { kube, env };
-}
+const world = stubWorld;
 /** Plays the StatefulSet controller: deleted pods come back with new uids, Ready. */
 function recreate(kube: MemoryKube): void {
   for (const name of kube.reapTerminating()) kube.startPod('ns', 'swarm-worker', Number(name.split('-').pop()));
