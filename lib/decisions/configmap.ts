@@ -7,11 +7,12 @@ import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js'
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
-import { diff, restartOrder, type Move, type RestartStep } from '../plan/index.js';
-import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
+import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
+import { assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf } from '../assignment/workers.js';
-import { podsByWorker } from './workers.js';
+import { ordinalOf, workerNames } from '../assignment/workers.js';
+import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
+import { isServing } from './workers.js';
 import {
   LABEL_MANAGED_BY,
   LABEL_SWARM,
@@ -29,6 +30,8 @@ export interface AssignObservation {
   statefulSet: StatefulSetView;
   configMap: ConfigMapView | undefined;
   pods: readonly PodView[];
+  /** The workers' acknowledgement Leases: a pod that acknowledges another share than its own is restarted. */
+  leases?: readonly LeaseLike[];
 }
 
 export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
@@ -132,20 +135,20 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
 
   let annotations = { ...(configMap?.annotations ?? {}) };
-  if (plan) {
-    annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
-    const restarts =
-      spec.restart.policy === 'Restart'
-        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), obs, config.version)
-        : { version: config.version, steps: [] };
-    annotations = withRestarts(annotations, restarts);
-  } else {
-    // Finished steps are forgotten here, in assign's own guarded write (restart
-    // never writes the ConfigMap), so status is judged from live bookkeeping only.
-    const recorded = readRestarts(annotations);
-    const pending = spec.restart.policy === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
-    if (pending.length !== recorded.steps.length) annotations = withRestarts(annotations, { version: recorded.version, steps: pending });
-  }
+  // Judged against the shares being written: what each live pod acknowledges.
+  const facts = workerFacts({ statefulSet, pods: obs.pods, config, ...(obs.leases ? { leases: obs.leases } : {}) });
+  const recorded = readRestarts(annotations);
+  if (plan) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
+  // Restart bookkeeping, only for workers that are restarted to reload. Finished
+  // steps are forgotten here, in assign's own guarded write (restart never
+  // writes the ConfigMap), so status is judged from live bookkeeping only.
+  const restarts: RestartWorkspace =
+    spec.restart.policy !== 'Restart'
+      ? { version: config.version, steps: [] }
+      : plan
+        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, facts }, config.version)
+        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, facts }) };
+  if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
 
   const desired: ConfigMapView = {
     name: spec.configMapName,
@@ -180,36 +183,66 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   };
 }
 
+interface WorkersNow {
+  statefulSet: StatefulSetView;
+  facts: (worker: string) => WorkerFacts;
+}
+
 /**
  * Pending restarts after a change: the workers whose share changed now, each
  * pinned to the uid of the pod that holds the older share, plus earlier steps
- * whose pod has still not been restarted.
+ * whose pod still holds an older share, which keep the waits they had (a newer
+ * version never drops a make-before-break wait), plus pods that acknowledge a
+ * share other than their own.
  */
 export function restartWorkspace(
   previous: RestartWorkspace,
-  order: readonly RestartStep[],
-  obs: Pick<AssignObservation, 'statefulSet' | 'pods'>,
+  plan: AssignmentDiff,
+  handoff: ValidSwarm['spec']['restart']['handoff'],
+  now: WorkersNow,
   version: number,
 ): RestartWorkspace {
-  const { name: sts, replicas } = obs.statefulSet;
-  const pods = podsByWorker(sts, replicas, obs.pods);
-  const inPlan = new Set(order.map((s) => s.worker));
+  const { name: sts, replicas } = now.statefulSet;
   // A gainer may be a brand-new worker with no pod yet: waiting for it is the point.
   const exists = (w: string) => (ordinalOf(sts, w) ?? Infinity) < replicas;
-  const carried = pendingSteps(previous.steps, obs).filter((s) => !inPlan.has(s.worker));
-  const fresh = order.flatMap((s) => {
-    const pod = pods.get(s.worker);
-    // No pod: the StatefulSet will create one, and it will read the new share.
-    return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: [...s.waitFor] }] : [];
+  const carried = new Map(pendingSteps(previous.steps, now.facts).map((s) => [s.worker, s.waitFor.filter(exists)] as const));
+  // A worker new to the config whose pod already serves and acknowledges
+  // started before its share existed (it predates the first assignment, or the
+  // StatefulSet made it before this write): it runs an older config, like a
+  // changed worker, until it says otherwise (a hot reload settles the step).
+  // Pods that do not acknowledge are left to the inference in coverage.ts.
+  const predating = plan.addedWorkers.filter((w) => {
+    const { pod, ack } = now.facts(w);
+    return isServing(pod) && ack !== undefined && ack !== 'runs';
   });
-  const steps = [...carried, ...fresh].map((s) => ({ ...s, waitFor: s.waitFor.filter(exists) }));
-  return { version, steps };
+  const change = { ...plan, changedWorkers: [...plan.changedWorkers, ...predating], addedWorkers: plan.addedWorkers.filter((w) => !predating.includes(w)) };
+  const steps = restartOrder(change, handoff, undefined, carried).flatMap((s) => {
+    const pod = now.facts(s.worker).pod;
+    // No pod: the StatefulSet will create one, and it will read the new share.
+    return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];
+  });
+  return { version, steps: withUnacknowledged(steps, now) };
 }
 
-/** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */
-export function pendingSteps(steps: readonly RecordedStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RecordedStep[] {
-  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
-  return steps.filter((s) => pods.get(s.worker)?.uid === s.staleUid);
+/** Steps whose pod still holds an older share: the pinned pod is live and does not acknowledge its share yet. */
+export function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
+  return steps.filter((s) => stepState(s, facts(s.worker)) !== 'done');
+}
+
+/**
+ * Adds a step for every live pod that acknowledges a share other than its own
+ * and has none: a pod that started before its share was written (a new worker,
+ * one that predates the first assignment, one created while the config was
+ * being written) runs what it read then, observed rather than assumed.
+ */
+function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow): RecordedStep[] {
+  const stepped = new Set(steps.map((s) => s.worker));
+  const extra = workerNames(now.statefulSet.name, now.statefulSet.replicas).flatMap((worker) => {
+    const { pod, ack } = now.facts(worker);
+    if (stepped.has(worker) || !pod || pod.terminating || ack !== 'differs') return [];
+    return [{ worker, staleUid: pod.uid, waitFor: [] }];
+  });
+  return [...steps, ...extra];
 }
 
 /** Our controller reference, in place if present (so an unchanged list compares equal). */

@@ -13,6 +13,7 @@ import {
   type Acknowledgement,
   type LeaseLike,
   type WorkerConfig,
+  type WorkerShare,
 } from '../workerconfig/index.js';
 
 export type WorkerCoverageState = 'Acknowledged' | 'Inferred' | 'Uncovered';
@@ -46,16 +47,43 @@ export function declaresAcknowledgement(pod: PodView): boolean {
   return pod.labels[ACKNOWLEDGES_LABEL] === ACKNOWLEDGES_VALUE;
 }
 
-/** The acknowledgement of this very pod (a Lease left by an earlier pod of the same name does not count). */
-function ackOf(pod: PodView, leases: readonly LeaseLike[]): Acknowledgement | undefined {
-  const ack = leases.map(parseAcknowledgement).find((a) => a?.worker === pod.name);
-  return ack && ack.podUid === pod.uid ? ack : undefined;
+/** The workers' acknowledgements by worker name, each Lease parsed once. */
+export function acknowledgementsByWorker(leases: readonly LeaseLike[]): Map<string, Acknowledgement> {
+  const acks = new Map<string, Acknowledgement>();
+  for (const lease of leases) {
+    const ack = parseAcknowledgement(lease);
+    if (ack) acks.set(ack.worker, ack);
+  }
+  return acks;
+}
+
+/**
+ * What a pod's own acknowledgement says against the share it should run:
+ * `runs` — a version at least the share's and the digest of exactly its jobs;
+ * `differs` — this pod acknowledged something else (an older share, or none);
+ * `none` — this pod has not acknowledged anything (a Lease left by an earlier
+ * pod of the same name does not count: its holder is another uid).
+ */
+export type ShareAcknowledgement = 'runs' | 'differs' | 'none';
+
+const NO_SHARE: WorkerShare = { jobs: [], version: 0 };
+
+export function judgeAcknowledgement(
+  pod: PodView,
+  share: WorkerShare | undefined,
+  acks: ReadonlyMap<string, Acknowledgement>,
+): ShareAcknowledgement {
+  const ack = acks.get(pod.name);
+  if (!ack || ack.podUid !== pod.uid) return 'none';
+  const { jobs, version } = share ?? NO_SHARE;
+  return ack.version >= version && ack.digest === jobsDigest(jobs) ? 'runs' : 'differs';
 }
 
 export function computeCoverage(input: CoverageInput): Coverage {
   const workers = new Map<string, WorkerCoverage>();
   const acknowledged = new Set<string>();
   const inferred = new Set<string>();
+  const acks = acknowledgementsByWorker(input.leases);
   for (const [worker, share] of Object.entries(input.config.workloads)) {
     const pod = input.pods.get(worker);
     const serving = pod !== undefined && pod.ready && !pod.terminating;
@@ -64,10 +92,11 @@ export function computeCoverage(input: CoverageInput): Coverage {
       continue;
     }
     if (declaresAcknowledgement(pod)) {
-      const ack = ackOf(pod, input.leases);
-      const runs = serving && ack !== undefined && ack.version >= share.version && ack.digest === jobsDigest(share.jobs);
+      const ack = acks.get(worker);
+      const own = ack && ack.podUid === pod.uid ? ack : undefined;
+      const runs = serving && judgeAcknowledgement(pod, share, acks) === 'runs';
       if (runs) for (const job of share.jobs) acknowledged.add(job);
-      workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(ack ? { runningVersion: ack.version } : {}) });
+      workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(own ? { runningVersion: own.version } : {}) });
     } else {
       const runs = serving && !input.restartPending.has(worker);
       if (runs) for (const job of share.jobs) inferred.add(job);

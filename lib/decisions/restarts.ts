@@ -1,24 +1,78 @@
 // The restart function's decision: which pods to delete now so that every
 // worker runs its current share, in handoff order, never with more than
 // maxUnavailable of the Swarm's workers out of service. Pure: it sees the
-// restart workspace (from the ConfigMap) and the pods as they are now.
+// restart workspace (from the ConfigMap), the pods as they are now and, for
+// workers that acknowledge, what each pod says it runs (its Lease).
+//
+// Handoffs wait on what workers report, not on readiness: a step waiting for a
+// worker waits until that worker's own pod acknowledges its current share
+// (make-before-break: the gainer runs the moved jobs before the loser stops;
+// break-before-make: the loser has stopped them before the gainer starts).
+// Only pods that do not acknowledge fall back to "restarted and Ready".
 import type { ValidSwarm } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
+import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
+import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
 import { isServing, podsByWorker } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
-/** Where one step stands, judged from the live pod alone. */
+/** Where one step stands, judged from the live pod and what it acknowledges. */
 export type StepState =
-  | 'pending' // the pod holding the older share is still running
+  | 'pending' // the pod holding the older share is still running it
   | 'deleting' // that pod is being deleted
-  | 'done'; // a newer pod (or none yet) serves this worker
+  | 'done'; // a newer pod (or none yet) serves this worker, or the pod already acknowledges its share
 
-export interface RestartObservation {
-  swarm: ValidSwarm;
+/** What the decisions know of one live worker. */
+export interface WorkerFacts {
+  pod?: PodView;
+  /** What the pod acknowledges against its share; undefined when it does not acknowledge (or no share is known). */
+  ack?: ShareAcknowledgement;
+}
+
+export interface WorkersObservation {
   statefulSet: StatefulSetView;
-  workspace: RestartWorkspace;
   pods: readonly PodView[];
+  /** The config in force; without it, steps are judged by pod uid alone. */
+  config?: WorkerConfig;
+  leases?: readonly LeaseLike[];
+}
+
+/** The live workers' pods and acknowledgements, one lookup per worker. */
+export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
+  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
+  const acks = acknowledgementsByWorker(obs.leases ?? []);
+  const config = obs.config;
+  return (worker) => {
+    const pod = pods.get(worker);
+    if (!pod) return {};
+    if (!config || !declaresAcknowledgement(pod)) return { pod };
+    return { pod, ack: judgeAcknowledgement(pod, config.workloads[worker], acks) };
+  };
+}
+
+export function stepState(step: RecordedStep, facts: WorkerFacts): StepState {
+  const { pod, ack } = facts;
+  if (!pod || pod.uid !== step.staleUid) return 'done';
+  // It reloaded the share by itself (a hot reload): nothing left to restart.
+  if (ack === 'runs') return 'done';
+  return pod.terminating ? 'deleting' : 'pending';
+}
+
+/**
+ * The worker runs its current share, as far as can be known: its pod serves
+ * and acknowledges the share; a pod that does not acknowledge, once its step
+ * is done (it was restarted, or never had to be).
+ */
+export function settled(facts: WorkerFacts, step: RecordedStep | undefined): boolean {
+  if (!isServing(facts.pod)) return false;
+  if (facts.ack !== undefined) return facts.ack === 'runs';
+  return !step || stepState(step, facts) === 'done';
+}
+
+export interface RestartObservation extends WorkersObservation {
+  swarm: ValidSwarm;
+  workspace: RestartWorkspace;
 }
 
 export interface RestartDecision {
@@ -30,21 +84,17 @@ export interface RestartDecision {
   waiting: string;
 }
 
-export function stepState(step: RecordedStep, pod: PodView | undefined): StepState {
-  if (!pod || pod.uid !== step.staleUid) return 'done';
-  return pod.terminating ? 'deleting' : 'pending';
-}
-
 export function decideRestarts(obs: RestartObservation): RestartDecision {
   const { swarm, statefulSet, workspace } = obs;
   const { policy, maxUnavailable } = swarm.spec.restart;
-  const pods = podsByWorker(statefulSet.name, statefulSet.replicas, obs.pods);
+  const facts = workerFacts(obs);
   const workers = workerNames(statefulSet.name, statefulSet.replicas);
   const live = new Set(workers);
 
   // Steps of workers removed by a scale-down are moot.
   const steps = workspace.steps.filter((s) => live.has(s.worker));
-  const state = new Map(steps.map((s) => [s.worker, stepState(s, pods.get(s.worker))] as const));
+  const stepOf = new Map(steps.map((s) => [s.worker, s] as const));
+  const state = new Map(steps.map((s) => [s.worker, stepState(s, facts(s.worker))] as const));
   const outstanding = steps.filter((s) => state.get(s.worker) !== 'done').map((s) => s.worker);
 
   if (policy === 'None') {
@@ -52,25 +102,23 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     return { deletes: [], outstanding: [], waiting: '' };
   }
 
-  const unavailable = workers.filter((w) => !isServing(pods.get(w))).length;
+  const unavailable = workers.filter((w) => !isServing(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;
-  // A worker is settled when its current share is live: its step is done and its pod serves.
-  const settled = (w: string) => (state.get(w) ?? 'done') === 'done' && isServing(pods.get(w));
 
   const deletes: PodView[] = [];
   const blocked: string[] = [];
   for (const step of steps) {
     if (state.get(step.worker) !== 'pending') continue;
-    const notYet = step.waitFor.filter((w) => !settled(w));
+    const notYet = step.waitFor.filter((w) => !settled(facts(w), stepOf.get(w)));
     if (notYet.length) {
-      blocked.push(`${step.worker} waits for ${notYet.join(', ')}`);
+      blocked.push(`${step.worker} waits for ${notYet.join(', ')} to acknowledge`);
       continue;
     }
     if (budget <= 0) {
       blocked.push(`${step.worker} waits for maxUnavailable=${maxUnavailable} (${unavailable + deletes.length} unavailable)`);
       continue;
     }
-    const pod = pods.get(step.worker);
+    const pod = facts(step.worker).pod;
     if (pod) {
       deletes.push(pod);
       // Deleting a serving pod takes it out of service; a pod that is not serving already counts.

@@ -7,7 +7,7 @@ import type { PodView, StatefulSetView } from '../kube/types.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { toJob } from '../assignment/jobs.js';
 import { computeCoverage, type Coverage } from './coverage.js';
-import { stepState } from './restarts.js';
+import { stepState, workerFacts } from './restarts.js';
 import { workerNames } from '../assignment/workers.js';
 import { podsByWorker } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
@@ -87,7 +87,8 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   // cleared a finished step, the Swarm is not Running: status never reports
   // convergence that the ConfigMap's own annotation still contradicts.
   const recorded = (obs.workspace?.steps ?? []).filter((s) => live.has(s.worker));
-  const outstanding = new Set(recorded.filter((s) => stepState(s, pods.get(s.worker)) !== 'done').map((s) => s.worker));
+  const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}) }) : () => ({});
+  const outstanding = new Set(recorded.filter((s) => stepState(s, facts(s.worker)) !== 'done').map((s) => s.worker));
   // Judged only where a share is in force and nothing blocks the Swarm.
   const coverage: Coverage | undefined =
     sts && obs.config && !obs.problem

@@ -10,6 +10,11 @@
 // left, the lowest pending ordinal starts without waiting for the
 // pending members (they restart after it). Deterministic, and documented in
 // the step: `waitFor` lists only waits that are actually honoured.
+//
+// Waits survive a newer version: steps still pending from an earlier change
+// (`carried`) join the graph with the waits they had, so a loser that was
+// waiting for its gainer keeps waiting even when the next change does not
+// touch it.
 import { compareWorkers } from '../assignment/workers.js';
 import type { Handoff } from '../api/types.js';
 import type { AssignmentDiff } from './diff.js';
@@ -17,7 +22,7 @@ import type { AssignmentDiff } from './diff.js';
 
 export interface RestartStep {
   readonly worker: string;
-  /** Workers that must be restarted (or created) and Ready before this one restarts. */
+  /** Workers that must run their new share (acknowledged, or restarted and Ready) before this one restarts. */
   readonly waitFor: readonly string[];
 }
 
@@ -25,17 +30,18 @@ export function restartOrder(
   change: AssignmentDiff,
   handoff: Handoff = 'MakeBeforeBreak',
   order: (a: string, b: string) => number = compareWorkers,
+  carried: ReadonlyMap<string, readonly string[]> = new Map(),
 ): RestartStep[] {
-  const candidates = new Set(change.changedWorkers);
+  const candidates = new Set([...change.changedWorkers, ...carried.keys()]);
   const added = new Set(change.addedWorkers);
   // waits.get(w) = workers w must wait for.
-  const waits = new Map<string, Set<string>>([...candidates].map((w) => [w, new Set<string>()]));
+  const waits = new Map<string, Set<string>>([...candidates].map((w) => [w, new Set<string>(carried.get(w) ?? [])]));
   for (const { from, to } of change.moves) {
     if (from === null || to === null) continue;
     const [waiter, first] = handoff === 'MakeBeforeBreak' ? [from, to] : [to, from];
     if (!candidates.has(waiter)) continue;
     // A new worker is created by the StatefulSet, so waiting for it is
-    // waiting for it to be Ready; a removed worker is simply gone.
+    // waiting for it to acknowledge its share; a removed worker is simply gone.
     if (candidates.has(first) || (handoff === 'MakeBeforeBreak' && added.has(first))) waits.get(waiter)!.add(first);
   }
 

@@ -87,7 +87,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   // Status judges coverage from the pods and their acknowledgements, so assign always reads them.
   const read = cachedConfigReader(obs.configMap);
   const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
-  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods }, read);
+  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases }, read);
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
     carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));

@@ -1,15 +1,18 @@
-// ReconcileKind for `restart`: observe the Swarm's pods and the restart
-// workspace; delete the pods still holding an older share, in handoff order
-// and within maxUnavailable (pure decision). It decides only restarts: it never
-// re-runs the assignment, never writes the ConfigMap (assign forgets finished
-// steps) and never writes status (assign owns every field of it), so the two
-// functions never race for the same object.
+// ReconcileKind for `restart`: observe the restart workspace and, with steps to
+// take, the Swarm's pods and what they acknowledge; delete the pods still
+// holding an older share, in handoff order (each wait lasts until the awaited
+// worker acknowledges its share) and within maxUnavailable (pure decision). It
+// decides only restarts: it never re-runs the assignment, never writes the
+// ConfigMap (assign forgets finished steps) and never writes status (assign
+// owns every field of it), so the two functions never race for the same object.
 import type { Swarm } from '../api/types.js';
 import { foreignController } from '../decisions/configmap.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { readRestarts } from '../decisions/workspace.js';
 import type { ReconcileEnv } from './env.js';
+import { SWARM_LABEL } from '../workerconfig/index.js';
+import { cachedConfigReader } from './config-cache.js';
 import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
@@ -63,10 +66,17 @@ async function restartOnce(
   const workspace = readRestarts(configMap?.annotations ?? {});
   // No step recorded: nothing to restart, and no pod to look at.
   if (workspace.steps.length === 0) return { ...idle, result: 'idle' };
-  const statefulSet = await env.kube.getStatefulSet(key.namespace, valid.spec.statefulSetName);
-  if (!statefulSet) return { ...idle, result: 'blocked', waiting: `StatefulSet ${valid.spec.statefulSetName} not found` };
+  const stsName = valid.spec.statefulSetName;
+  const [statefulSet, leases] = await Promise.all([
+    env.kube.getStatefulSet(key.namespace, stsName),
+    env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`),
+  ]);
+  if (!statefulSet) return { ...idle, result: 'blocked', waiting: `StatefulSet ${stsName} not found` };
   const pods = await listWorkerPods(env, statefulSet);
-  const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods });
+  // The shares in force, to judge what each pod acknowledges (parsed once per
+  // ConfigMap version per instance); never re-assigned here.
+  const { previous: config } = cachedConfigReader(configMap)(configMap?.data[valid.spec.configKey]);
+  const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, ...(config ? { config } : {}) });
   for (const pod of decision.deletes) {
     const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });
     carry.writes += 1;

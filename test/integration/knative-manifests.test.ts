@@ -197,6 +197,7 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       ['get', 'swarms.k8slab.info'], ['list', 'swarms.k8slab.info'],
       ['get', 'statefulsets.apps'],
       ['get', 'pods'], ['list', 'pods'], ['delete', 'pods'],
+      ['list', 'leases.coordination.k8s.io'],
       ['get', 'configmaps'],
       ['create', 'events'], ['patch', 'events'], ['create', 'events.events.k8s.io'],
     ]);

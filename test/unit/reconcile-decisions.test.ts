@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { validateSwarm } from '../../lib/api/validate.js';
 import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap, pendingSteps, type AssignDecision } from '../../lib/decisions/configmap.js';
-import { decideRestarts } from '../../lib/decisions/restarts.js';
+import { decideRestarts, workerFacts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
 import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
 import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
@@ -169,11 +169,11 @@ describe('decideRestarts', () => {
     const replaced = [pod(0), pods[1]!, pod(2)]; // worker-0 came back with a new uid
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: replaced });
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
-    expect(pendingSteps(workspace.steps, { statefulSet: sts(3), pods: replaced }).map((s) => s.worker)).toEqual(['swarm-worker-1']);
+    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: replaced })).map((s) => s.worker)).toEqual(['swarm-worker-1']);
     const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
     expect(allNew.deletes).toEqual([]);
     expect(allNew.outstanding).toEqual([]);
-    expect(pendingSteps(workspace.steps, { statefulSet: sts(3), pods: [pod(0), pod(1), pod(2)] })).toEqual([]);
+    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: [pod(0), pod(1), pod(2)] }))).toEqual([]);
   });
 
   it('break-before-make restarts the losers without waiting for gainers', () => {

@@ -1,0 +1,198 @@
+// Handoffs gated on what workers report (their acknowledgement Leases), not on
+// readiness: pure decisions over plain data, no cluster.
+import { describe, expect, it } from 'vitest';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
+import { validateSwarm } from '../../lib/api/validate.js';
+import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
+import { computeStatus } from '../../lib/decisions/status.js';
+import { readRestarts } from '../../lib/decisions/workspace.js';
+import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import { ACKNOWLEDGES_LABEL, DIGEST_ANNOTATION, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const valid = (s: Swarm): ValidSwarm => {
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+let seq = 0;
+/** A pod of a worker that acknowledges what it runs. */
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid: `pod-${ordinal}-${++seq}`,
+  resourceVersion: String(seq),
+  creationTimestamp: '2026-11-22T00:00:00Z',
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
+  ownerStatefulSet: 'swarm-worker',
+  ...over,
+});
+/** The Lease of `p` saying it runs `jobs` of config version `version`. */
+const ack = (p: PodView, version: number, jobs: readonly string[]): LeaseView => ({
+  name: p.name,
+  namespace: 'ns',
+  resourceVersion: '1',
+  holderIdentity: p.uid,
+  labels: { 'k8slab.info/swarm': 'swarm-worker' },
+  annotations: { [VERSION_ANNOTATION]: String(version), [DIGEST_ANNOTATION]: jobsDigest(jobs) },
+});
+/** `p` acknowledges exactly its share in `config`. */
+const runs = (p: PodView, config: WorkerConfig): LeaseView => ack(p, config.version, config.workloads[p.name]?.jobs ?? []);
+
+const converge = (d: AssignDecision) => {
+  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
+  return d;
+};
+let rv = 10;
+const written = (d: AssignDecision): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: String(++rv) });
+const configOf = (cm: ConfigMapView): WorkerConfig => parse(cm.data['config.yml']!);
+const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
+
+/** Two workers converged on version 1, each acknowledging its share. */
+function twoWorkers(swarm: ValidSwarm) {
+  const pods = [pod(0), pod(1)];
+  const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+  const v1 = configOf(first);
+  return { pods, cm: first, v1, leases: pods.map((p) => runs(p, v1)) };
+}
+
+describe('make-before-break waits for the gainer to acknowledge, not to be Ready', () => {
+  const swarm = valid(swarmOf({ jobs }));
+
+  it('a Ready gainer that has not acknowledged its share holds the losers back', () => {
+    const { pods, cm, leases } = twoWorkers(swarm);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }));
+    const v2 = configOf(up);
+    const workspace = readRestarts(up.annotations);
+    expect(workspace.steps.map((s) => [s.worker, s.waitFor])).toEqual([
+      ['swarm-worker-0', ['swarm-worker-2']],
+      ['swarm-worker-1', ['swarm-worker-2']],
+    ]);
+    const gainer = pod(2);
+    const readyOnly = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v2, leases });
+    expect(readyOnly.deletes).toEqual([]);
+    expect(readyOnly.waiting).toMatch(/swarm-worker-0 waits for swarm-worker-2 to acknowledge/);
+
+    const acknowledged = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v2, leases: [...leases, runs(gainer, v2)] });
+    expect(acknowledged.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
+  });
+
+  it('a gainer that started before its share existed acknowledges an older one: it is restarted first, and the losers wait', () => {
+    const { pods, cm, v1, leases } = twoWorkers(swarm);
+    const early = pod(2);
+    // It read version 1, where it had no share.
+    const stale = [...leases, ack(early, v1.version, [])];
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, early], leases: stale }));
+    const v2 = configOf(up);
+    const workspace = readRestarts(up.annotations);
+    expect(workspace.steps.find((s) => s.worker === 'swarm-worker-2')).toEqual({ worker: 'swarm-worker-2', staleUid: early.uid, waitFor: [] });
+    const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, early], config: v2, leases: stale });
+    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-2']);
+    expect(d.waiting).toMatch(/swarm-worker-0 waits for swarm-worker-2/);
+  });
+
+  it('a pod seen acknowledging an older share later (it read the config before the write landed) gets a step on the next event', () => {
+    const { pods, cm, leases } = twoWorkers(swarm);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }));
+    const late = pod(2);
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, late], leases: [...leases, ack(late, 1, [])] }));
+    expect(again.write).toBe('update');
+    expect(readRestarts(again.configMap.annotations).steps.map((s) => s.worker)).toContain('swarm-worker-2');
+    // Once it acknowledges its share, nothing is added: a no-op stays a no-op.
+    const v2 = configOf(up);
+    const quiet = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, late], leases: [...leases, runs(late, v2)] }));
+    expect(quiet.write).toBe('none');
+  });
+
+  it('a loser that already acknowledges its new share (it reloaded by itself) is not restarted, and assign forgets its step', () => {
+    const { pods, cm, leases } = twoWorkers(swarm);
+    const gainer = pod(2);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
+    const v2 = configOf(up);
+    const workspace = readRestarts(up.annotations);
+    const reloaded = [runs(pods[0]!, v2), leases[1]!, runs(gainer, v2)];
+    const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v2, leases: reloaded });
+    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
+    expect(d.outstanding).toEqual(['swarm-worker-1']);
+    const next = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases: reloaded }));
+    expect(readRestarts(next.configMap.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-1']);
+  });
+
+  it('pods that predate the first assignment and acknowledge nothing are restarted', () => {
+    const early = [pod(0), pod(1)];
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: early, leases: [] }));
+    const workspace = readRestarts(first.annotations);
+    expect(workspace.steps.map((s) => [s.worker, s.staleUid])).toEqual([
+      ['swarm-worker-0', early[0]!.uid],
+      ['swarm-worker-1', early[1]!.uid],
+    ]);
+    const d = decideRestarts({ swarm, statefulSet: sts(2), workspace, pods: early, config: configOf(first), leases: [] });
+    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
+    // Not yet Ready (still starting, it will read the share it mounts): left alone.
+    const starting = [pod(0, { ready: false }), pod(1, { ready: false })];
+    expect(readRestarts(written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: starting, leases: [] })).annotations).steps).toEqual([]);
+  });
+
+  it('waits of an unfinished rollout survive a newer version', () => {
+    const { pods, cm, leases } = twoWorkers(swarm);
+    const gainer = pod(2);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
+    // Before worker-2 acknowledges, a job is added: version 3 changes one worker only.
+    const more = valid(swarmOf({ jobs: [...jobs, 'job-9'] }));
+    const v3cm = written(decideConfigMap({ swarm: more, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases }));
+    const v3 = configOf(v3cm);
+    expect(v3.version).toBe(3);
+    const workspace = readRestarts(v3cm.annotations);
+    for (const loser of ['swarm-worker-0', 'swarm-worker-1']) {
+      expect(workspace.steps.find((s) => s.worker === loser)?.waitFor).toContain('swarm-worker-2');
+    }
+    const d = decideRestarts({ swarm: more, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v3, leases });
+    expect(d.deletes.map((p) => p.name)).not.toContain('swarm-worker-0');
+    expect(d.deletes.map((p) => p.name)).not.toContain('swarm-worker-1');
+  });
+
+  it('status: Ready only once every job is acknowledged by its owner', () => {
+    const { pods, cm, leases } = twoWorkers(swarm);
+    const gainer = pod(2);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
+    const v2 = configOf(up);
+    const now = '2026-11-22T00:00:00Z';
+    const status = (ls: LeaseView[]) =>
+      computeStatus({ swarm, now, statefulSet: sts(3), config: v2, workspace: readRestarts(up.annotations), pods: [...pods, gainer], leases: ls });
+    expect(status(leases).conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    // Every worker acknowledges version 2 (the losers reloaded): the steps are done, every job covered.
+    const all = [...pods, gainer].map((p) => runs(p, v2));
+    const s = status(all);
+    expect(s.uncoveredJobs).toBe(0);
+    expect(s.workers?.every((w) => !w.restartPending)).toBe(true);
+  });
+});
+
+describe('break-before-make waits for the loser to acknowledge its smaller share', () => {
+  const swarm = valid(swarmOf({ jobs, restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+
+  it('restarts the gainer only after the losers acknowledge having stopped the moved jobs', () => {
+    // 3 → 2: worker-2 goes; its jobs move to worker-0 and worker-1 (gainers), who lose nothing.
+    const pods = [pod(0), pod(1), pod(2)];
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const leases = pods.map((p) => runs(p, v1));
+    // A job moves from worker-0 to worker-1 when job-0's owner changes: make it by removing jobs from worker-1's side.
+    const fewer = valid(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const next = written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods, leases }));
+    const v2 = configOf(next);
+    const workspace = readRestarts(next.annotations);
+    const gainers = workspace.steps.filter((s) => s.waitFor.length > 0);
+    expect(gainers.length).toBeGreaterThan(0);
+    const d = decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods, config: v2, leases });
+    for (const g of gainers) expect(d.deletes.map((p) => p.name)).not.toContain(g.worker);
+    // The losers stopped (acknowledged their new share): the gainers go.
+    const stopped = pods.map((p) => (gainers.some((g) => g.worker === p.name) ? runs(p, v1) : runs(p, v2)));
+    const after = decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods, config: v2, leases: stopped });
+    for (const g of gainers) expect(after.deletes.map((p) => p.name)).toContain(g.worker);
+  });
+});
