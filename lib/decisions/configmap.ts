@@ -13,6 +13,7 @@ import { jsonEqual } from './equal.js';
 import { ordinalOf, workerNames } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { isServing } from './workers.js';
+import { stageHandoff } from './handoff.js';
 import {
   LABEL_MANAGED_BY,
   LABEL_SWARM,
@@ -129,16 +130,25 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     jobs: spec.workload.jobs,
     ...(previousAssignment ? { previous: previousAssignment } : {}),
   });
-  const config = nextConfig(previous, result.assignment);
+  const leases = obs.leases ? { leases: obs.leases } : {};
+  // Hot-reloading workers hand jobs over through the config itself (handoff.ts),
+  // judged by what each pod acknowledges of the config in force.
+  const staged =
+    spec.restart.policy === 'None'
+      ? stageHandoff({ handoff: spec.restart.handoff, previous, target: result.assignment, facts: workerFacts({ statefulSet, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) })
+      : { jobs: result.assignment, marks: {} };
+  const config = nextConfig(previous, staged.jobs, staged.marks);
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
   const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
+  // A handoff's later stage publishes no new owner: the last change stays the one that moved jobs.
+  const moved = plan && (plan.moves.length > 0 || plan.addedWorkers.length > 0 || plan.removedWorkers.length > 0);
 
   let annotations = { ...(configMap?.annotations ?? {}) };
   // Judged against the shares being written: what each live pod acknowledges.
-  const facts = workerFacts({ statefulSet, pods: obs.pods, config, ...(obs.leases ? { leases: obs.leases } : {}) });
+  const facts = workerFacts({ statefulSet, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);
-  if (plan) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
+  if (moved) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.

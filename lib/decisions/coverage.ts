@@ -61,10 +61,12 @@ export function acknowledgementsByWorker(leases: readonly LeaseLike[]): Map<stri
  * What a pod's own acknowledgement says against the share it should run:
  * `runs` — a version at least the share's and the digest of exactly its jobs;
  * `differs` — this pod acknowledged something else (an older share, or none);
+ * `covers` — it runs its share and the jobs it just released (`released`:
+ * it has not reloaded its smaller share yet), so its share is covered;
  * `none` — this pod has not acknowledged anything (a Lease left by an earlier
  * pod of the same name does not count: its holder is another uid).
  */
-export type ShareAcknowledgement = 'runs' | 'differs' | 'none';
+export type ShareAcknowledgement = 'runs' | 'covers' | 'differs' | 'none';
 
 const NO_SHARE: WorkerShare = { jobs: [], version: 0 };
 
@@ -75,8 +77,9 @@ export function judgeAcknowledgement(
 ): ShareAcknowledgement {
   const ack = acks.get(pod.name);
   if (!ack || ack.podUid !== pod.uid) return 'none';
-  const { jobs, version } = share ?? NO_SHARE;
-  return ack.version >= version && ack.digest === jobsDigest(jobs) ? 'runs' : 'differs';
+  const { jobs, version, released } = share ?? NO_SHARE;
+  if (ack.version >= version && ack.digest === jobsDigest(jobs)) return 'runs';
+  return released?.length && ack.digest === jobsDigest([...jobs, ...released]) ? 'covers' : 'differs';
 }
 
 export function computeCoverage(input: CoverageInput): Coverage {
@@ -94,7 +97,8 @@ export function computeCoverage(input: CoverageInput): Coverage {
     if (declaresAcknowledgement(pod)) {
       const ack = acks.get(worker);
       const own = ack && ack.podUid === pod.uid ? ack : undefined;
-      const runs = serving && judgeAcknowledgement(pod, share, acks) === 'runs';
+      const said = judgeAcknowledgement(pod, share, acks);
+      const runs = serving && (said === 'runs' || said === 'covers');
       if (runs) for (const job of share.jobs) acknowledged.add(job);
       workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(own ? { runningVersion: own.version } : {}) });
     } else {

@@ -4,7 +4,7 @@
 import { LIMITS } from '../api/schema.js';
 import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
-import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
+import type { LeaseLike, WorkerConfig, WorkerShare } from '../workerconfig/index.js';
 import { toJob } from '../assignment/jobs.js';
 import { computeCoverage, type Coverage } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
@@ -115,6 +115,12 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
         })
       : [];
 
+  // A staged handoff in the config (lib/decisions/handoff.ts): who still releases or awaits jobs.
+  const marks = (w: WorkerShare) => (w.releasing?.length ?? 0) + (w.awaiting?.length ?? 0) + (w.released?.length ?? 0);
+  const marked = Object.entries(obs.config?.workloads ?? {}).filter(([, w]) => marks(w) > 0);
+  const handingOver = marked.map(([name]) => name);
+  const inFlight = marked.reduce((n, [, w]) => n + marks(w), 0);
+
   let phase: Phase;
   let conditions: Condition[];
   if (obs.problem) {
@@ -173,6 +179,20 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
       conditions = [
         c('Ready', 'False', 'JobsUncovered', `${n} job(s) run by no acknowledged, Ready worker: ${named}`),
         c('Progressing', 'True', 'AwaitingAcknowledgements', `waiting for workers to acknowledge version ${obs.config?.version ?? 0}`),
+        degraded,
+      ];
+    } else if (handingOver.length > 0) {
+      // Every job has a running owner, and some also run on the worker handing them over.
+      phase = 'Updating';
+      const waiting = summariseWorkers(handingOver);
+      conditions = [
+        c('Ready', 'True', 'JobsCovered', `every job runs on an acknowledged worker; ${inFlight} job(s) changing hands`),
+        c(
+          'Progressing',
+          'True',
+          'HandingOff',
+          `${inFlight} job(s) changing hands (${waiting}): each waits for the next stage to be acknowledged; mounted ConfigMaps reach pods on the kubelet's sync period, up to about a minute`,
+        ),
         degraded,
       ];
     } else {

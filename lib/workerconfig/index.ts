@@ -1,6 +1,6 @@
 export type { WorkerConfig, WorkerShare } from './types.js';
 export { render } from './render.js';
 export { parse, WorkerConfigError } from './parse.js';
-export { assignmentOf, nextConfig } from './versions.js';
+export { assignmentOf, nextConfig, type HandoffMarks } from './versions.js';
 export { jobsDigest } from './digest.js';
 export * from './acknowledgement.js';

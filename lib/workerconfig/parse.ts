@@ -60,16 +60,30 @@ function parseWorkloads(node: Node | null, fail: Fail): Record<string, WorkerSha
     if (!isMap(share)) return fail(share ?? (pair.key as Node), field, 'expected a mapping with "jobs" and "version"');
     let jobs: string[] | undefined;
     let version: number | undefined;
+    let releasing: string[] | undefined;
+    let awaiting: string[] | undefined;
+    let released: string[] | undefined;
     for (const entry of share.items) {
       const key = isScalar(entry.key) ? entry.key.value : undefined;
       const value = entry.value as Node | null;
       if (key === 'version') version = nonNegativeInteger(value, `${field}.version`, fail);
       else if (key === 'jobs') jobs = jobList(value, `${field}.jobs`, fail);
-      else fail(entry.key as Node, `${field}.${String(key)}`, 'unknown field (expected "jobs" and "version")');
+      else if (key === 'releasing') releasing = jobList(value, `${field}.releasing`, fail);
+      else if (key === 'awaiting') awaiting = jobList(value, `${field}.awaiting`, fail);
+      else if (key === 'released') released = jobList(value, `${field}.released`, fail);
+      else fail(entry.key as Node, `${field}.${String(key)}`, 'unknown field (expected "jobs", "version", "releasing", "awaiting" and "released")');
     }
     if (jobs === undefined) return fail(share, `${field}.jobs`, 'missing');
     if (version === undefined) return fail(share, `${field}.version`, 'missing');
-    workloads.push([worker, { jobs, version }]);
+    const running = new Set(jobs);
+    const notRunning = releasing?.find((j) => !running.has(j));
+    if (notRunning !== undefined) return fail(share, `${field}.releasing`, `${JSON.stringify(notRunning)} is not in jobs`);
+    const alreadyRunning = awaiting?.find((j) => running.has(j));
+    if (alreadyRunning !== undefined) return fail(share, `${field}.awaiting`, `${JSON.stringify(alreadyRunning)} is already in jobs`);
+    const stillListed = released?.find((j) => running.has(j));
+    if (stillListed !== undefined) return fail(share, `${field}.released`, `${JSON.stringify(stillListed)} is still in jobs`);
+    const marks = { ...(releasing?.length ? { releasing } : {}), ...(awaiting?.length ? { awaiting } : {}), ...(released?.length ? { released } : {}) };
+    workloads.push([worker, { jobs, version, ...marks }]);
   }
   return Object.fromEntries(workloads);
 }

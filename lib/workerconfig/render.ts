@@ -9,7 +9,16 @@ export function render(config: WorkerConfig): string {
   const workloads = Object.fromEntries(
     Object.entries(config.workloads)
       .sort(([a], [b]) => compareWorkers(a, b))
-      .map(([worker, share]) => [worker, { jobs: [...share.jobs].sort(compareNames), version: share.version }]),
+      .map(([worker, share]) => [
+        worker,
+        {
+          jobs: [...share.jobs].sort(compareNames),
+          version: share.version,
+          ...(share.releasing?.length ? { releasing: [...share.releasing].sort(compareNames) } : {}),
+          ...(share.awaiting?.length ? { awaiting: [...share.awaiting].sort(compareNames) } : {}),
+          ...(share.released?.length ? { released: [...share.released].sort(compareNames) } : {}),
+        },
+      ]),
   );
   // The yaml library quotes names that would otherwise read back differently
   // (leading/trailing spaces, `: `, `#`, numbers, booleans).

@@ -1,35 +1,70 @@
 // Version bookkeeping: the top-level version counts changes; a worker's
-// version is the top-level version at which its own share last changed, so a
-// worker compares it with the version it runs to know whether to restart.
+// version is the top-level version at which its own jobs last changed, so a
+// worker compares it with the version it runs to know whether to reload.
 import type { Assignment } from '../assignment/types.js';
 import type { WorkerConfig, WorkerShare } from './types.js';
 
+/**
+ * Who owns what: each worker's jobs, without those it is releasing and with
+ * those it is awaiting (a staged handoff, types.ts). The assigner's sticky input.
+ */
 export function assignmentOf(config: WorkerConfig): Assignment {
-  return Object.fromEntries(Object.entries(config.workloads).map(([worker, share]) => [worker, share.jobs]));
+  return Object.fromEntries(
+    Object.entries(config.workloads).map(([worker, share]) => {
+      const releasing = new Set(share.releasing ?? []);
+      return [worker, [...share.jobs.filter((j) => !releasing.has(j)), ...(share.awaiting ?? [])]];
+    }),
+  );
 }
 
-/** The config for `assignment`; `previous` itself when nothing changed. The first config is version 1. */
-export function nextConfig(previous: WorkerConfig | undefined, assignment: Assignment): WorkerConfig {
+/** A staged handoff's marks per worker (lib/decisions/handoff.ts). */
+export type HandoffMarks = Readonly<
+  Record<string, { readonly releasing?: readonly string[]; readonly awaiting?: readonly string[]; readonly released?: readonly string[] }>
+>;
+
+/**
+ * The config publishing `jobs` per worker (with the handoff's marks); `previous`
+ * itself when nothing changed. The first config is version 1.
+ */
+export function nextConfig(previous: WorkerConfig | undefined, jobs: Assignment, marks: HandoffMarks = {}): WorkerConfig {
+  const marked = (worker: string, share: WorkerShare): WorkerShare => {
+    const releasing = [...(marks[worker]?.releasing ?? [])].sort();
+    const awaiting = [...(marks[worker]?.awaiting ?? [])].sort();
+    const released = [...(marks[worker]?.released ?? [])].sort();
+    return { ...share, ...(releasing.length ? { releasing } : {}), ...(awaiting.length ? { awaiting } : {}), ...(released.length ? { released } : {}) };
+  };
   if (previous === undefined) {
-    return { version: 1, workloads: shares(assignment, () => 1) };
+    return { version: 1, workloads: shares(jobs, () => 1, marked) };
   }
   const version = previous.version + 1;
-  const next = shares(assignment, (worker, jobs) => {
-    const before = previous.workloads[worker];
-    return before !== undefined && sameJobs(before.jobs, jobs) ? before.version : version;
-  });
+  const next = shares(
+    jobs,
+    (worker, sorted) => {
+      const before = previous.workloads[worker];
+      return before !== undefined && sameJobs(before.jobs, sorted) ? before.version : version;
+    },
+    marked,
+  );
   const unchanged =
     Object.keys(previous.workloads).length === Object.keys(next).length &&
-    Object.entries(next).every(([worker, share]) => previous.workloads[worker] !== undefined && share.version !== version);
+    Object.entries(next).every(([worker, share]) => {
+      const before = previous.workloads[worker];
+      const sameMarks = (['releasing', 'awaiting', 'released'] as const).every((mark) => sameJobs(before?.[mark] ?? [], share[mark] ?? []));
+      return before !== undefined && share.version !== version && sameMarks;
+    });
   return unchanged ? previous : { version, workloads: next };
 }
 
-function shares(assignment: Assignment, versionOf: (worker: string, jobs: readonly string[]) => number): Record<string, WorkerShare> {
+function shares(
+  assignment: Assignment,
+  versionOf: (worker: string, jobs: readonly string[]) => number,
+  marked: (worker: string, share: WorkerShare) => WorkerShare,
+): Record<string, WorkerShare> {
   // Object.fromEntries keeps any worker name an own key (even "__proto__").
   return Object.fromEntries(
     Object.entries(assignment).map(([worker, jobs]) => {
       const sorted = [...jobs].sort();
-      return [worker, { jobs: sorted, version: versionOf(worker, sorted) }];
+      return [worker, marked(worker, { jobs: sorted, version: versionOf(worker, sorted) })];
     }),
   );
 }

@@ -1,0 +1,109 @@
+// A handoff staged through the ConfigMap itself, for workers that reload their
+// share without a restart (restart policy None): what to publish now, given who
+// owns what (the assigner's answer), the config in force and what each worker's
+// own pod acknowledges of it. Pure; level-triggered: every reconcile recomputes
+// the stage from observations, so a newer version never drops an earlier wait.
+//
+// Make-before-break: a job moving from L to G is published for both, marked
+// `releasing` on L; L's copy is removed only once G acknowledges a share that
+// contains it (all of L's releasing jobs at once, so L reloads once), and is
+// then listed as `released` on L until L acknowledges its smaller share.
+// Break-before-make: the job leaves L at once and waits on G as `awaiting`; it
+// is added to G only once every other live worker acknowledges the config in
+// force (so none of them still runs it).
+import type { Handoff } from '../api/types.js';
+import type { Assignment } from '../assignment/types.js';
+import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
+import type { WorkerFacts } from './restarts.js';
+import { isServing } from './workers.js';
+
+export interface HandoffInput {
+  handoff: Handoff;
+  /** The config in force; undefined for a first assignment (nothing runs, nothing to hand over). */
+  previous: WorkerConfig | undefined;
+  /** Who owns what now. */
+  target: Assignment;
+  /** Each worker's pod and what it acknowledges, judged against `previous`. */
+  facts: (worker: string) => WorkerFacts;
+}
+
+export interface StagedHandoff {
+  /** What each worker runs now (published as `jobs`). */
+  jobs: Assignment;
+  marks: HandoffMarks;
+  /** Jobs still changing hands, for status. */
+  inFlight: number;
+}
+
+/**
+ * Caught up with the config in force: its pod acknowledges its share. A pod
+ * that does not acknowledge is taken as caught up once it serves (inferred,
+ * and status says so); a worker without a pod runs nothing.
+ */
+function caughtUp(facts: WorkerFacts): boolean {
+  if (!facts.pod) return true;
+  if (facts.ack !== undefined) return facts.ack === 'runs';
+  return isServing(facts.pod);
+}
+
+export function stageHandoff(input: HandoffInput): StagedHandoff {
+  const { previous, target } = input;
+  if (!previous) return { jobs: target, marks: {}, inFlight: 0 };
+  return input.handoff === 'MakeBeforeBreak' ? makeBeforeBreak(input, previous) : breakBeforeMake(input, previous);
+}
+
+function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
+  const owner = new Map<string, string>();
+  for (const [worker, jobs] of Object.entries(target)) for (const job of jobs) owner.set(job, worker);
+  const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
+  // The new owner runs the job: it was published to it and its pod acknowledges that share.
+  const received = (job: string, to: string): boolean => published(to).includes(job) && caughtUp(facts(to));
+
+  const jobs: Record<string, string[]> = {};
+  const marks: Record<string, { releasing?: string[]; released?: string[] }> = {};
+  let inFlight = 0;
+  const workers = new Set([...Object.keys(target), ...Object.keys(previous.workloads)]);
+  for (const worker of workers) {
+    const owns = target[worker] ?? [];
+    const mine = new Set(owns);
+    // Jobs this worker's pod may still run that now belong to another worker
+    // (a job gone from the spec has no new owner and simply stops).
+    const leaving = facts(worker).pod ? published(worker).filter((j) => !mine.has(j) && owner.has(j)) : [];
+    const releasing = leaving.every((j) => received(j, owner.get(j)!)) ? [] : leaving;
+    // Released now, or earlier and not yet reloaded: the pod may still run them.
+    const before = previous.workloads[worker];
+    const stillRunning = facts(worker).pod && !caughtUp(facts(worker)) ? (before?.released ?? []) : [];
+    const justReleased = releasing.length === 0 ? leaving : [];
+    const released = [...new Set([...justReleased, ...stillRunning])].filter((j) => !mine.has(j));
+    if (worker in target || releasing.length > 0) jobs[worker] = [...owns, ...releasing];
+    if (releasing.length > 0 || released.length > 0) {
+      marks[worker] = { ...(releasing.length ? { releasing } : {}), ...(released.length && worker in target ? { released } : {}) };
+      inFlight += releasing.length;
+    }
+  }
+  return { jobs, marks, inFlight };
+}
+
+function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
+  const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
+  const jobs: Record<string, string[]> = {};
+  const marks: Record<string, { awaiting: string[] }> = {};
+  let inFlight = 0;
+  for (const [worker, owns] of Object.entries(target)) {
+    const others = Object.keys(previous.workloads).filter((w) => w !== worker);
+    // Nobody else may still run the job: no other worker has it published, and
+    // every other worker acknowledges the config in force.
+    const othersStopped = others.every((w) => caughtUp(facts(w)));
+    const earlier = new Set(previous.workloads[worker]?.awaiting ?? []);
+    const heldElsewhere = (job: string) => others.some((w) => published(w).includes(job) && facts(w).pod);
+    const mine = new Set(published(worker));
+    const awaiting = owns.filter((j) => !mine.has(j) && (heldElsewhere(j) || (earlier.has(j) && !othersStopped)));
+    const waiting = new Set(awaiting);
+    jobs[worker] = owns.filter((j) => !waiting.has(j));
+    if (awaiting.length > 0) {
+      marks[worker] = { awaiting };
+      inFlight += awaiting.length;
+    }
+  }
+  return { jobs, marks, inFlight };
+}

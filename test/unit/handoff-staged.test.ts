@@ -1,0 +1,180 @@
+// Hot-reloading workers (restart policy None): the handoff is staged through
+// the ConfigMap itself and advances on the workers' acknowledgements. Pure.
+import { describe, expect, it } from 'vitest';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
+import { validateSwarm } from '../../lib/api/validate.js';
+import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import { computeCoverage } from '../../lib/decisions/coverage.js';
+import { computeStatus } from '../../lib/decisions/status.js';
+import { podsByWorker } from '../../lib/decisions/workers.js';
+import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
+import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import { ACKNOWLEDGES_LABEL, DIGEST_ANNOTATION, VERSION_ANNOTATION, assignmentOf, jobsDigest, parse, render, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const valid = (s: Swarm): ValidSwarm => {
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+const pod = (ordinal: number): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid: `pod-${ordinal}`,
+  resourceVersion: '1',
+  creationTimestamp: '2026-11-22T00:00:00Z',
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
+  ownerStatefulSet: 'swarm-worker',
+});
+/** `p` acknowledges its share of `config` (a hot reload done). */
+const runs = (p: PodView, config: WorkerConfig): LeaseView => ({
+  name: p.name,
+  namespace: 'ns',
+  resourceVersion: '1',
+  holderIdentity: p.uid,
+  labels: {},
+  annotations: { [VERSION_ANNOTATION]: String(config.version), [DIGEST_ANNOTATION]: jobsDigest(config.workloads[p.name]?.jobs ?? []) },
+});
+const converge = (d: AssignDecision) => {
+  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
+  return d;
+};
+let rv = 10;
+const written = (d: AssignDecision): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: String(++rv) });
+const configOf = (cm: ConfigMapView): WorkerConfig => parse(cm.data['config.yml']!);
+const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
+const hotReload = (over: Parameters<typeof swarmOf>[0] = {}) => valid(swarmOf({ jobs, restart: { policy: 'None' }, ...over }));
+const uncovered = (names: readonly string[], config: WorkerConfig, pods: PodView[], leases: LeaseView[]) =>
+  computeCoverage({ jobs: names, config, pods: podsByWorker('swarm-worker', 3, pods), leases, restartPending: new Set() }).uncovered;
+
+/** Workers 0 and 1 on version 1, each running (acknowledging) its share. */
+function start(swarm: ValidSwarm) {
+  const pods = [pod(0), pod(1)];
+  const cm = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+  const v1 = configOf(cm);
+  return { pods, cm, v1, leases: pods.map((p) => runs(p, v1)) };
+}
+
+describe('make-before-break, staged: gain first, release once the gainer acknowledges', () => {
+  const swarm = hotReload();
+
+  it('scale 2 → 3: the new worker gains, the losers keep their jobs (marked releasing) until it acknowledges; no job is ever uncovered', () => {
+    const { pods, cm, v1, leases } = start(swarm);
+    const all = [...pods, pod(2)];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: all, leases }));
+    const v2 = configOf(stage1);
+    expect(v2.workloads['swarm-worker-2']!.jobs).toHaveLength(3);
+    for (const loser of ['swarm-worker-0', 'swarm-worker-1']) {
+      // Unchanged jobs and version: the loser has nothing to reload yet.
+      expect(v2.workloads[loser]!.jobs).toEqual(v1.workloads[loser]!.jobs);
+      expect(v2.workloads[loser]!.version).toBe(v1.workloads[loser]!.version);
+      expect(v2.workloads[loser]!.releasing?.length).toBeGreaterThan(0);
+    }
+    // The moves are those of the assignment (what the owners are now), recorded once.
+    expect(readLastChange(stage1.annotations)?.moves).toHaveLength(3);
+    expect(assignmentOf(v2)['swarm-worker-0']).toHaveLength(3);
+    // Stage 1: every job still runs on its old owner.
+    expect(uncovered(jobs, v2, all, leases)).toEqual([]);
+    // Nothing acknowledged yet: a repeated event changes nothing.
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: all, leases })).write).toBe('none');
+
+    // The gainer acknowledges: stage 2 releases the losers' copies, in one version.
+    const gained = [...leases, runs(all[2]!, v2)];
+    expect(uncovered(jobs, v2, all, gained)).toEqual([]);
+    const stage2 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: all, leases: gained }));
+    const v3 = configOf(stage2);
+    expect(v3.version).toBe(3);
+    expect(Object.values(v3.workloads).map((w) => [w.jobs.length, w.releasing])).toEqual([[3, undefined], [3, undefined], [3, undefined]]);
+    // The last change still names the moves of version 2.
+    expect(readLastChange(stage2.annotations)?.version).toBe(2);
+    // Until the losers reload, they run more than their share: covered, duplicated, never uncovered.
+    expect(uncovered(jobs, v3, all, gained)).toEqual([]);
+    expect(readRestarts(stage2.annotations).steps).toEqual([]);
+    // They still run the released jobs, and say so: their shares count covered.
+    expect(v3.workloads['swarm-worker-0']!.released).toEqual(configOf(stage1).workloads['swarm-worker-0']!.releasing);
+    // Once they reload, the marks go (no job changes hands, nobody reloads for it), and then nothing changes.
+    const done = all.map((p) => runs(p, v3));
+    const stage3 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: all, leases: done }));
+    const v4 = configOf(stage3);
+    expect(Object.values(v4.workloads).every((w) => w.released === undefined && w.version <= 3)).toBe(true);
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage3, pods: all, leases: done })).write).toBe('none');
+  });
+
+  it('a newer version before the gainer acknowledged keeps the earlier releases', () => {
+    const { pods, cm, leases } = start(swarm);
+    const all = [...pods, pod(2)];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: all, leases }));
+    const releasing = (c: WorkerConfig) => Object.values(c.workloads).flatMap((w) => w.releasing ?? []).sort();
+    const before = releasing(configOf(stage1));
+    const more = hotReload({ jobs: [...jobs, 'job-9'] });
+    const v3 = configOf(written(decideConfigMap({ swarm: more, statefulSet: sts(3), configMap: stage1, pods: all, leases })));
+    expect(releasing(v3)).toEqual(before);
+    // The releasing copies still run on the losers: none of those jobs is uncovered, except on
+    // the worker given job-9 (its share grew: until it acknowledges, status counts it uncovered).
+    const grew = Object.entries(v3.workloads).find(([, w]) => w.jobs.includes('job-9'))![0];
+    const onOthers = before.filter((j) => !v3.workloads[grew]!.jobs.includes(j));
+    expect(uncovered([...jobs, 'job-9'], v3, all, leases).filter((j) => onOthers.includes(j))).toEqual([]);
+  });
+
+  it('scale 3 → 2 by the Swarm: the departing worker keeps its jobs (all releasing) until the survivors acknowledge them', () => {
+    const three = [pod(0), pod(1), pod(2)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const leases = three.map((p) => runs(p, v1));
+    // The config is assigned over 2 while pod 2 still runs (the StatefulSet shrinks later).
+    const stage1 = written(decideConfigMap({ swarm: hotReload({ replicas: 2 }), statefulSet: sts(3), configMap: cm, pods: three, leases }));
+    const v2 = configOf(stage1);
+    expect(v2.workloads['swarm-worker-2']).toMatchObject({ jobs: v1.workloads['swarm-worker-2']!.jobs, releasing: v1.workloads['swarm-worker-2']!.jobs });
+    expect(assignmentOf(v2)['swarm-worker-2']).toEqual([]);
+    const survivors = [...three.slice(0, 2).map((p) => runs(p, v2)), leases[2]!];
+    const stage2 = configOf(written(decideConfigMap({ swarm: hotReload({ replicas: 2 }), statefulSet: sts(3), configMap: stage1, pods: three, leases: survivors })));
+    expect(Object.keys(stage2.workloads)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  });
+});
+
+describe('break-before-make, staged: release first, gain once the loser acknowledges', () => {
+  const swarm = hotReload({ restart: { policy: 'None', handoff: 'BreakBeforeMake' } });
+
+  it('scale 2 → 3: the moved jobs wait on the new worker (awaiting) until both losers acknowledge having dropped them', () => {
+    const { pods, cm, leases } = start(swarm);
+    const all = [...pods, pod(2)];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: all, leases }));
+    const v2 = configOf(stage1);
+    expect(v2.workloads['swarm-worker-2']).toMatchObject({ jobs: [], awaiting: expect.arrayContaining([expect.any(String)]) });
+    expect(v2.workloads['swarm-worker-2']!.awaiting).toHaveLength(3);
+    // No job is listed twice: never two runners.
+    const listed = Object.values(v2.workloads).flatMap((w) => w.jobs);
+    expect(new Set(listed).size).toBe(listed.length);
+    // Only worker-0 has reloaded: still awaiting.
+    const one = [runs(pods[0]!, v2), leases[1]!, runs(all[2]!, v2)];
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: all, leases: one })).write).toBe('none');
+    const both = all.map((p) => runs(p, v2));
+    const v3 = configOf(written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: all, leases: both })));
+    expect(v3.workloads['swarm-worker-2']).toMatchObject({ jobs: v2.workloads['swarm-worker-2']!.awaiting });
+    expect(v3.workloads['swarm-worker-2']!.awaiting).toBeUndefined();
+  });
+});
+
+describe('config.yml marks', () => {
+  it('render and parse keep releasing/awaiting; parse refuses marks that contradict jobs', () => {
+    const config: WorkerConfig = { version: 4, workloads: { a: { jobs: ['x', 'y'], version: 2, releasing: ['y'] }, b: { jobs: [], version: 4, awaiting: ['z'] } } };
+    expect(parse(render(config))).toEqual(config);
+    expect(() => parse('version: 1\nworkloads:\n  a: {jobs: [x], version: 1, releasing: [y]}\n')).toThrow(/releasing: "y" is not in jobs/);
+    expect(() => parse('version: 1\nworkloads:\n  a: {jobs: [x], version: 1, awaiting: [x]}\n')).toThrow(/awaiting: "x" is already in jobs/);
+  });
+
+  it('status says the handoff is in flight while every job is covered', () => {
+    const swarm = hotReload();
+    const { pods, cm, leases } = start(swarm);
+    const all = [...pods, pod(2)];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: all, leases }));
+    const s = computeStatus({ swarm, now: '2026-11-22T00:00:00Z', statefulSet: sts(3), config: configOf(stage1), pods: all, leases });
+    expect(s.uncoveredJobs).toBe(0);
+    expect(s.phase).toBe('Updating');
+    expect(s.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'True', reason: 'HandingOff' });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'JobsCovered' });
+  });
+});
