@@ -1,6 +1,7 @@
 // The assign function's decision: the desired worker ConfigMap for a Swarm,
-// built from the spec, the StatefulSet's replica count and the ConfigMap as it
-// is now (its current assignment is the sticky input of the assigner, and its
+// built from the spec, the worker count (spec.replicas, else the StatefulSet's
+// replicas: lib/decisions/scale.ts), the StatefulSet's start ordinal and the
+// ConfigMap as it is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
@@ -10,7 +11,8 @@ import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSe
 import { diff, restartOrder, type Move, type RestartStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf } from '../assignment/workers.js';
+import { workerIndex } from '../assignment/workers.js';
+import { workerCount } from './scale.js';
 import { podsByWorker } from './workers.js';
 import {
   LABEL_MANAGED_BY,
@@ -44,6 +46,8 @@ export type AssignDecision =
       /** For an update: only the fields Swarm changes, guarded by the resourceVersion read. */
       patch?: ConfigMapPatch;
       config: WorkerConfig;
+      /** How many workers the config assigns over (from the StatefulSet's start ordinal). */
+      workers: number;
       /** The assignment changed (the config version was bumped). */
       changed: boolean;
       changedWorkers: string[];
@@ -110,19 +114,27 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     }
   }
 
-  if (statefulSet.replicas > LIMITS.maxWorkers) {
+  const { previous, malformed, rendered } = read(configMap?.data[key]);
+  const workers = workerCount({
+    desired: spec.replicas,
+    handoff: spec.restart.handoff,
+    statefulSet,
+    configWorkers: previous ? Object.keys(previous.workloads).length : undefined,
+    pods: obs.pods,
+  });
+  if (workers > LIMITS.maxWorkers) {
     return {
       kind: 'blocked',
       reason: 'TooManyWorkers',
-      message: `StatefulSet ${statefulSet.name} has ${count(statefulSet.replicas)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
+      message: `StatefulSet ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
     };
   }
 
-  const { previous, malformed, rendered } = read(configMap?.data[key]);
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
     statefulSetName: statefulSet.name,
-    replicas: statefulSet.replicas,
+    replicas: workers,
+    ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),
     jobs: spec.workload.jobs,
     ...(previousAssignment ? { previous: previousAssignment } : {}),
   });
@@ -136,14 +148,14 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
     const restarts =
       spec.restart.policy === 'Restart'
-        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), obs, config.version)
+        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), { ...obs, workers }, config.version)
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
   } else {
     // Finished steps are forgotten here, in assign's own guarded write (restart
     // never writes the ConfigMap), so status is judged from live bookkeeping only.
     const recorded = readRestarts(annotations);
-    const pending = spec.restart.policy === 'Restart' ? pendingSteps(recorded.steps, obs) : [];
+    const pending = spec.restart.policy === 'Restart' ? pendingSteps(recorded.steps, { ...obs, workers }) : [];
     if (pending.length !== recorded.steps.length) annotations = withRestarts(annotations, { version: recorded.version, steps: pending });
   }
 
@@ -172,6 +184,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     configMap: desired,
     ...(patch ? { patch } : {}),
     config,
+    workers,
     changed,
     changedWorkers: plan ? [...plan.changedWorkers] : [],
     moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
@@ -188,14 +201,16 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 export function restartWorkspace(
   previous: RestartWorkspace,
   order: readonly RestartStep[],
-  obs: Pick<AssignObservation, 'statefulSet' | 'pods'>,
+  obs: WorkersObserved,
   version: number,
 ): RestartWorkspace {
-  const { name: sts, replicas } = obs.statefulSet;
-  const pods = podsByWorker(sts, replicas, obs.pods);
+  const { name: sts, startOrdinal } = obs.statefulSet;
+  const replicas = obs.workers ?? obs.statefulSet.replicas;
+  const pods = podsByWorker(sts, replicas, obs.pods, startOrdinal);
   const inPlan = new Set(order.map((s) => s.worker));
-  // A gainer may be a brand-new worker with no pod yet: waiting for it is the point.
-  const exists = (w: string) => (ordinalOf(sts, w) ?? Infinity) < replicas;
+  // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
+  // after the config is written): waiting for it is the point.
+  const exists = (w: string) => workerIndex(sts, w, replicas, startOrdinal) !== undefined;
   const carried = pendingSteps(previous.steps, obs).filter((s) => !inPlan.has(s.worker));
   const fresh = order.flatMap((s) => {
     const pod = pods.get(s.worker);
@@ -206,9 +221,15 @@ export function restartWorkspace(
   return { version, steps };
 }
 
+/**
+ * The StatefulSet and its pods, with the number of workers the config assigns
+ * over when it differs from the StatefulSet's replicas (spec.replicas, mid-resize).
+ */
+export type WorkersObserved = Pick<AssignObservation, 'statefulSet' | 'pods'> & { workers?: number };
+
 /** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */
-export function pendingSteps(steps: readonly RecordedStep[], obs: Pick<AssignObservation, 'statefulSet' | 'pods'>): RecordedStep[] {
-  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
+export function pendingSteps(steps: readonly RecordedStep[], obs: WorkersObserved): RecordedStep[] {
+  const pods = podsByWorker(obs.statefulSet.name, obs.workers ?? obs.statefulSet.replicas, obs.pods, obs.statefulSet.startOrdinal);
   return steps.filter((s) => pods.get(s.worker)?.uid === s.staleUid);
 }
 

@@ -38,8 +38,8 @@ export function stepState(step: RecordedStep, pod: PodView | undefined): StepSta
 export function decideRestarts(obs: RestartObservation): RestartDecision {
   const { swarm, statefulSet, workspace } = obs;
   const { policy, maxUnavailable } = swarm.spec.restart;
-  const pods = podsByWorker(statefulSet.name, statefulSet.replicas, obs.pods);
-  const workers = workerNames(statefulSet.name, statefulSet.replicas);
+  const pods = podsByWorker(statefulSet.name, statefulSet.replicas, obs.pods, statefulSet.startOrdinal);
+  const workers = workerNames(statefulSet.name, statefulSet.replicas, statefulSet.startOrdinal);
   const live = new Set(workers);
 
   // Steps of workers removed by a scale-down are moot.
