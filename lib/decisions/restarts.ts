@@ -52,7 +52,9 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     return { deletes: [], outstanding: [], waiting: '' };
   }
 
-  const unavailable = workers.filter((w) => !isServing(pods.get(w))).length;
+  // Pods past spec.replicas are departing (a shrink waits for these restarts): they use no budget.
+  const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));
+  const unavailable = kept.filter((w) => !isServing(pods.get(w))).length;
   let budget = maxUnavailable - unavailable;
   // A worker is settled when its current share is live: its step is done and its pod serves.
   const settled = (w: string) => (state.get(w) ?? 'done') === 'done' && isServing(pods.get(w));

@@ -361,3 +361,18 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
     ]);
   });
 });
+
+describe('restarts while the StatefulSet still has departing pods', () => {
+  it('a departing pod that is not Ready uses no maxUnavailable budget (else the shrink would wait forever)', async () => {
+    const { kube, env } = stubWorld(3, { replicas: 3 });
+    await reconcileAssign(env, key);
+    kube.setReady('ns', `${STS}-2`, false);
+    setDesired(kube, 2);
+    await reconcileAssign(env, key);
+    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
+    expect((await reconcileRestart(env, key)).restarted).toHaveLength(1);
+    await settle(kube, env);
+    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(2);
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 2 });
+  });
+});
