@@ -3,7 +3,8 @@
 // own ServiceAccounts behind the local broker and the real ApiServerSource
 // adapter: `kubectl scale swm` grows the StatefulSet only after the config over
 // the new count was written and shrinks it only after the survivors run their
-// new shares; a direct `kubectl scale sts` is undone; spec.ordinals.start is
+// new shares (BreakBeforeMake: grows after the losers stopped, shrinks before
+// the hand-off); a direct `kubectl scale sts` is undone; spec.ordinals.start is
 // honoured; statefulSetName and configMapName cannot be changed.
 // Order is judged by resourceVersion (etcd's revision, one sequence for every
 // object), not by wall clocks.
@@ -44,13 +45,14 @@ spec:
       terminationGracePeriodSeconds: 0
       containers: [{name: worker, image: ${name}}]
 `;
-const swarm = (name: string, replicas?: number) => `apiVersion: k8slab.info/v1alpha1
+const swarm = (name: string, replicas?: number, handoff = 'MakeBeforeBreak') => `apiVersion: k8slab.info/v1alpha1
 kind: Swarm
 metadata: {name: ${name}, namespace: ${NS}}
 spec:
   statefulSetName: ${name}
   configMapName: ${name}-config
   ${replicas === undefined ? '' : `replicas: ${replicas}`}
+  restart: {handoff: ${handoff}}
   workload: {jobs: ${JSON.stringify(seedStreams)}}
 `;
 
@@ -187,6 +189,31 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/pool', '--replicas', '3']);
     await eventually('the StatefulSet back at 1', async () => (await replicasOf('pool')) === 1 && seen.some((s) => s.kind === 'StatefulSet' && s.name === 'pool' && s.replicas === 3));
     await converged('pool', ['pool-0']);
+  });
+});
+
+describe('BreakBeforeMake (at most once)', () => {
+  it('grows after the losers have restarted, and shrinks before anyone takes over the departing workers\' jobs', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('once', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('once', 2, 'BreakBeforeMake'));
+    await converged('once', ['once-0', 'once-1']);
+    const before = await Promise.all(['once-0', 'once-1'].map(async (name) => (await core.readNamespacedPod({ namespace: NS, name })).metadata?.uid));
+
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/once', '--replicas', '3']);
+    await converged('once', ['once-0', 'once-1', 'once-2']);
+    const configOver3 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'once-config' && s.workers === 3);
+    const losersStopped = Math.max(...before.map((uid) => firstRv((s) => s.kind === 'Pod' && s.uid === uid && !!s.deleting)));
+    const grownTo3 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'once' && s.replicas === 3);
+    expect(configOver3).toBeLessThan(losersStopped);
+    expect(losersStopped).toBeLessThan(grownTo3);
+
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/once', '--replicas', '2']);
+    await converged('once', ['once-0', 'once-1']);
+    const shrunkTo2 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'once' && s.replicas === 2);
+    const departed = firstRv((s) => s.kind === 'Pod' && s.name === 'once-2' && s.rv > shrunkTo2 && !!s.deleting);
+    const configOver2 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'once-config' && s.workers === 2 && s.rv > grownTo3);
+    expect(shrunkTo2).toBeLessThan(departed);
+    expect(departed).toBeLessThan(configOver2);
   });
 });
 
