@@ -8,6 +8,7 @@ import { GROUP, KIND, PLURAL, SHORT_NAME, SINGULAR, VERSION } from './types.js';
 /** What `kubectl get swm` shows. Priority 1 columns appear with `-o wide`. */
 const printerColumns = [
   { name: 'StatefulSet', type: 'string', jsonPath: '.spec.statefulSetName' },
+  { name: 'Desired', type: 'integer', priority: 1, jsonPath: '.spec.replicas' },
   { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
   { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
   { name: 'Version', type: 'integer', jsonPath: '.status.version' },
@@ -32,7 +33,11 @@ export function buildSwarmCrd(): Record<string, unknown> {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          // scale: `kubectl scale swm/NAME --replicas N`, HPA and KEDA set spec.replicas.
+          subresources: {
+            status: {},
+            scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+          },
           // Lets an event for a StatefulSet or Pod list only the Swarms naming that
           // StatefulSet (a field selector) instead of every Swarm of the namespace in full.
           selectableFields: [{ jsonPath: '.spec.statefulSetName' }],

@@ -62,6 +62,12 @@ export const DEFAULTS = {
   maxUnavailable: 1,
 } as const;
 
+/** What the API server answers when an immutable field is changed (CEL `self == oldSelf`). */
+export const IMMUTABLE_MESSAGES = {
+  statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
+  configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
+} as const;
+
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
 export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
@@ -112,19 +118,32 @@ const spec: SchemaNode = {
   required: ['statefulSetName', 'configMapName', 'workload'],
   additionalProperties: false,
   properties: {
+    // Immutable: renaming either on a live Swarm would leave the running
+    // workers reading a ConfigMap nobody updates any more.
     statefulSetName: {
-      description: 'The StatefulSet whose pods run the jobs (same namespace).',
+      description: 'The StatefulSet whose pods run the jobs (same namespace). Immutable.',
       type: 'string',
       minLength: 1,
       maxLength: LIMITS.statefulSetNameMaxLength,
       pattern: DNS_LABEL,
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: IMMUTABLE_MESSAGES.statefulSetName }],
     },
     configMapName: {
-      description: 'The ConfigMap the workers read their share from (same namespace).',
+      description: 'The ConfigMap the workers read their share from (same namespace). Immutable.',
       type: 'string',
       minLength: 1,
       maxLength: LIMITS.configMapNameMaxLength,
       pattern: DNS_SUBDOMAIN,
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: IMMUTABLE_MESSAGES.configMapName }],
+    },
+    replicas: {
+      description:
+        'How many workers (pods) the Swarm runs; Swarm resizes the StatefulSet through its scale subresource, ' +
+        'writing the new shares before it grows and shrinking only once the survivors cover every job. ' +
+        'The target of `kubectl scale swm` and of autoscalers. Unset: the StatefulSet\'s own replicas are followed.',
+      type: 'integer',
+      minimum: 0,
+      maximum: LIMITS.maxWorkers,
     },
     configKey: {
       description: 'The key inside the ConfigMap.',
@@ -212,8 +231,9 @@ const status: SchemaNode = {
   properties: {
     observedGeneration: { type: 'integer', minimum: 0 },
     phase: { type: 'string', enum: ['Pending', 'Running', 'Updating', 'Degraded'] },
-    replicas: { type: 'integer', minimum: 0 },
+    replicas: { type: 'integer', description: 'Pods of the StatefulSet that exist (its status.replicas): the scale subresource\'s status.replicas.', minimum: 0 },
     readyReplicas: { type: 'integer', minimum: 0 },
+    selector: { type: 'string', description: 'The StatefulSet\'s pod label selector: the scale subresource\'s selector (HPA, KEDA).', maxLength: 4096 },
     version: { type: 'integer', description: 'Top-level version of the published config.', minimum: 0 },
     uncoveredJobs: { type: 'integer', description: 'Jobs no acknowledged (or, unverified, inferred) Ready worker runs.', minimum: 0 },
     unverifiedJobs: { type: 'integer', description: 'Jobs covered by inference only, not acknowledged.', minimum: 0 },

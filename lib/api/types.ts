@@ -19,6 +19,8 @@ export interface SwarmSpec {
   configMapName: string;
   /** Key inside the ConfigMap; default `config.yml`. */
   configKey?: string;
+  /** How many workers; Swarm resizes the StatefulSet (absent: the StatefulSet's own count is followed). */
+  replicas?: number;
   workload: { jobs: JobSpec[] };
   restart?: {
     policy?: RestartPolicy;
@@ -53,8 +55,11 @@ export interface WorkerStatus {
 export interface SwarmStatus {
   observedGeneration?: number;
   phase?: Phase;
+  /** The StatefulSet's pods that exist (its status.replicas). */
   replicas?: number;
   readyReplicas?: number;
+  /** The StatefulSet's pod label selector (for the scale subresource). */
+  selector?: string;
   version?: number;
   /** Jobs no acknowledged (or, unverified, inferred) Ready worker runs. */
   uncoveredJobs?: number;

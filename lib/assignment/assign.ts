@@ -10,23 +10,28 @@ import { AssignmentInputError } from './errors.js';
 import { hash32 } from './hash.js';
 import { canonicalOrder, compareNames, jobTable, type JobTable } from './jobs.js';
 import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from './types.js';
-import { ordinalOf, workerName } from './workers.js';
+import { workerIndex, workerName } from './workers.js';
 
 const UNPLACED = -1;
 
 export function assign(input: AssignInput): AssignResult {
   const { statefulSetName, replicas } = input;
+  const start = input.startOrdinal ?? 0;
   if (typeof statefulSetName !== 'string' || statefulSetName.length === 0) {
     throw new AssignmentInputError('statefulSetName must be a non-empty string');
   }
   if (!Number.isSafeInteger(replicas) || replicas < 0) {
     throw new AssignmentInputError(`replicas must be a non-negative integer, got ${String(replicas)}`);
   }
+  if (!Number.isSafeInteger(start) || start < 0) {
+    throw new AssignmentInputError(`startOrdinal must be a non-negative integer, got ${String(start)}`);
+  }
   const table = jobTable(input.jobs);
   const order = canonicalOrder(table);
   if (replicas === 0) return { assignment: {}, unhonouredDedications: [] };
 
-  const owner = keptOwners(table, statefulSetName, replicas, input.previous);
+  // Workers are handled by position 0 … replicas-1 (ordinal − start) here; names only at the edges.
+  const owner = keptOwners(table, statefulSetName, replicas, start, input.previous);
   const { claimedBy, unhonoured } = dedicate(table, order, owner, replicas);
   const shared: number[] = [];
   for (let w = 0; w < replicas; w++) if (claimedBy[w] === UNPLACED) shared.push(w);
@@ -38,11 +43,11 @@ export function assign(input: AssignInput): AssignResult {
     if (sharedWeights) balanceCounts(order, owner, isShared, shared, replicas);
     else balanceWeights(table, order, owner, isShared, shared, replicas);
   }
-  return { assignment: toAssignment(table, owner, statefulSetName, replicas), unhonouredDedications: unhonoured };
+  return { assignment: toAssignment(table, owner, statefulSetName, replicas, start), unhonouredDedications: unhonoured };
 }
 
 /** Owner of each job after dropping removed workers: the previous owner if it survives, else unplaced. */
-function keptOwners(table: JobTable, sts: string, replicas: number, previous: Assignment | undefined): Int32Array {
+function keptOwners(table: JobTable, sts: string, replicas: number, start: number, previous: Assignment | undefined): Int32Array {
   const owner = new Int32Array(table.names.length).fill(UNPLACED);
   if (!previous) return owner;
   const indexOf = nameIndex(table);
@@ -50,8 +55,8 @@ function keptOwners(table: JobTable, sts: string, replicas: number, previous: As
   // config) deterministically stays with the lowest-ordinal holder.
   const survivors: Array<[number, readonly string[]]> = [];
   for (const [name, jobs] of Object.entries(previous)) {
-    const ordinal = ordinalOf(sts, name);
-    if (ordinal !== undefined && ordinal < replicas) survivors.push([ordinal, jobs]);
+    const index = workerIndex(sts, name, replicas, start);
+    if (index !== undefined) survivors.push([index, jobs]);
   }
   survivors.sort((a, b) => a[0] - b[0]);
   for (const [ordinal, jobs] of survivors) {
@@ -402,12 +407,12 @@ class LoadHeap {
   }
 }
 
-function toAssignment(table: JobTable, owner: Int32Array, sts: string, replicas: number): Assignment {
+function toAssignment(table: JobTable, owner: Int32Array, sts: string, replicas: number, start: number): Assignment {
   const lists: string[][] = Array.from({ length: replicas }, () => []);
   for (let i = 0; i < owner.length; i++) lists[owner[i]!]!.push(table.names[i]!);
   const assignment: Record<string, readonly string[]> = {};
   // The default sort compares UTF-16 code units, exactly compareNames, and is
   // several times faster than a comparator callback.
-  for (let w = 0; w < replicas; w++) assignment[workerName(sts, w)] = lists[w]!.sort();
+  for (let w = 0; w < replicas; w++) assignment[workerName(sts, start + w)] = lists[w]!.sort();
   return assignment;
 }

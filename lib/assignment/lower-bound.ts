@@ -16,7 +16,7 @@
 import { AssignmentInputError } from './errors.js';
 import { toJob } from './jobs.js';
 import type { AssignInput } from './types.js';
-import { ordinalOf, sortWorkers } from './workers.js';
+import { sortWorkers, workerIndex } from './workers.js';
 
 export interface LowerBound {
   /** Fewest surviving jobs that must change owner. */
@@ -28,6 +28,7 @@ export interface LowerBound {
 /** Undefined when dedicated jobs are present: balance then excludes dedicated workers and this bound does not model it. */
 export function lowerBound(input: AssignInput): LowerBound | undefined {
   const { replicas, statefulSetName, previous } = input;
+  const start = input.startOrdinal ?? 0;
   const jobs = input.jobs.map((spec, i) => toJob(spec, i));
   if (jobs.some((j) => j.dedicated)) return undefined;
   if (replicas === 0 || jobs.length === 0 || !previous) return { moves: 0, exact: true };
@@ -45,12 +46,12 @@ export function lowerBound(input: AssignInput): LowerBound | undefined {
   // Lowest ordinal first, as the assigner does: a job listed twice counts once, with its lowest-ordinal holder.
   for (const worker of sortWorkers(statefulSetName, Object.keys(previous))) {
     const list = previous[worker]!;
-    const ordinal = ordinalOf(statefulSetName, worker);
+    const index = workerIndex(statefulSetName, worker, replicas, start);
     for (const job of list) {
       const weight = weightOf.get(job);
       if (weight === undefined || seen.has(job)) continue;
       seen.add(job);
-      if (ordinal !== undefined && ordinal < replicas) keptWeights[ordinal]!.push(weight);
+      if (index !== undefined) keptWeights[index]!.push(weight);
       else {
         orphans++;
         orphanWeight += weight;

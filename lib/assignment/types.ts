@@ -10,13 +10,15 @@ export interface Job {
 
 /**
  * Who owns what: worker (pod) name `<statefulSet>-<ordinal>` → job names, sorted.
- * Every worker 0..replicas-1 is present, possibly with an empty list.
+ * Every worker startOrdinal … startOrdinal+replicas-1 is present, possibly with an empty list.
  */
 export type Assignment = Readonly<Record<string, readonly string[]>>;
 
 export interface AssignInput {
   readonly statefulSetName: string;
   readonly replicas: number;
+  /** The StatefulSet's spec.ordinals.start: its first pod's ordinal (default 0). */
+  readonly startOrdinal?: number;
   readonly jobs: readonly JobSpec[];
   /** The assignment currently in force (from the ConfigMap); absent on first assignment. */
   readonly previous?: Assignment;

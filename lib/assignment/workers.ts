@@ -1,12 +1,27 @@
-// The one home of worker identity: the pods of StatefulSet `sts` are
-// `sts-0 … sts-(n-1)`; names, ordinals and their order are decided here only.
+// The one home of worker identity: the n workers of StatefulSet `sts` are its
+// pods `sts-<start>` … `sts-<start+n-1>`, where `start` is the StatefulSet's
+// spec.ordinals.start (default 0); names, ordinals and their order are decided
+// here only.
 
 export function workerName(statefulSetName: string, ordinal: number): string {
   return `${statefulSetName}-${ordinal}`;
 }
 
-export const workerNames = (statefulSetName: string, replicas: number): string[] =>
-  Array.from({ length: replicas }, (_, i) => workerName(statefulSetName, i));
+/** The names of `replicas` workers whose ordinals begin at `startOrdinal`. */
+export const workerNames = (statefulSetName: string, replicas: number, startOrdinal = 0): string[] =>
+  Array.from({ length: replicas }, (_, i) => workerName(statefulSetName, startOrdinal + i));
+
+/**
+ * The position (0 … replicas-1) of `name` among the workers `startOrdinal` …
+ * `startOrdinal+replicas-1`, or undefined when it is not one of them (another
+ * StatefulSet's pod, or an ordinal outside the range).
+ */
+export function workerIndex(statefulSetName: string, name: string, replicas: number, startOrdinal = 0): number | undefined {
+  const ordinal = ordinalOf(statefulSetName, name);
+  if (ordinal === undefined) return undefined;
+  const index = ordinal - startOrdinal;
+  return index >= 0 && index < replicas ? index : undefined;
+}
 
 /** Canonical decimal only ("01" is not pod 1), as the StatefulSet controller names pods. */
 const ORDINAL = /^(0|[1-9][0-9]*)$/;

@@ -1,6 +1,7 @@
 // The assign function's decision: the desired worker ConfigMap for a Swarm,
-// built from the spec, the StatefulSet's replica count and the ConfigMap as it
-// is now (its current assignment is the sticky input of the assigner, and its
+// built from the spec, the worker count (spec.replicas, else the StatefulSet's
+// replicas: lib/decisions/scale.ts), the StatefulSet's start ordinal and the
+// ConfigMap as it is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
@@ -10,10 +11,11 @@ import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSe
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf, workerNames } from '../assignment/workers.js';
+import { workerIndex, workerNames } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { isServing } from './workers.js';
 import { stageHandoff } from './handoff.js';
+import { workerCount } from './scale.js';
 import {
   LABEL_MANAGED_BY,
   LABEL_SWARM,
@@ -48,6 +50,8 @@ export type AssignDecision =
       /** For an update: only the fields Swarm changes, guarded by the resourceVersion read. */
       patch?: ConfigMapPatch;
       config: WorkerConfig;
+      /** How many workers the config assigns over (from the StatefulSet's start ordinal). */
+      workers: number;
       /** The assignment changed (the config version was bumped). */
       changed: boolean;
       changedWorkers: string[];
@@ -114,19 +118,27 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     }
   }
 
-  if (statefulSet.replicas > LIMITS.maxWorkers) {
+  const { previous, malformed, rendered } = read(configMap?.data[key]);
+  const workers = workerCount({
+    desired: spec.replicas,
+    handoff: spec.restart.handoff,
+    statefulSet,
+    configWorkers: previous ? Object.keys(previous.workloads).length : undefined,
+    pods: obs.pods,
+  });
+  if (workers > LIMITS.maxWorkers) {
     return {
       kind: 'blocked',
       reason: 'TooManyWorkers',
-      message: `StatefulSet ${statefulSet.name} has ${count(statefulSet.replicas)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
+      message: `StatefulSet ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
     };
   }
 
-  const { previous, malformed, rendered } = read(configMap?.data[key]);
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
     statefulSetName: statefulSet.name,
-    replicas: statefulSet.replicas,
+    replicas: workers,
+    ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),
     jobs: spec.workload.jobs,
     ...(previousAssignment ? { previous: previousAssignment } : {}),
   });
@@ -146,7 +158,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 
   let annotations = { ...(configMap?.annotations ?? {}) };
   // Judged against the shares being written: what each live pod acknowledges.
-  const facts = workerFacts({ statefulSet, pods: obs.pods, config, ...leases });
+  const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);
   if (moved) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
@@ -156,8 +168,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     spec.restart.policy !== 'Restart'
       ? { version: config.version, steps: [] }
       : plan
-        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, facts }, config.version)
-        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, facts }) };
+        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version)
+        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }) };
   if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
 
   const desired: ConfigMapView = {
@@ -185,6 +197,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     configMap: desired,
     ...(patch ? { patch } : {}),
     config,
+    workers,
     changed,
     changedWorkers: plan ? [...plan.changedWorkers] : [],
     moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
@@ -195,6 +208,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 
 interface WorkersNow {
   statefulSet: StatefulSetView;
+  /** How many workers the config assigns over (spec.replicas mid-resize; else the StatefulSet's replicas). */
+  workers: number;
   facts: (worker: string) => WorkerFacts;
 }
 
@@ -212,9 +227,10 @@ export function restartWorkspace(
   now: WorkersNow,
   version: number,
 ): RestartWorkspace {
-  const { name: sts, replicas } = now.statefulSet;
-  // A gainer may be a brand-new worker with no pod yet: waiting for it is the point.
-  const exists = (w: string) => (ordinalOf(sts, w) ?? Infinity) < replicas;
+  const { name: sts, startOrdinal } = now.statefulSet;
+  // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
+  // after the config is written): waiting for it is the point.
+  const exists = (w: string) => workerIndex(sts, w, now.workers, startOrdinal) !== undefined;
   const carried = new Map(pendingSteps(previous.steps, now.facts).map((s) => [s.worker, s.waitFor.filter(exists)] as const));
   // A worker new to the config whose pod already serves and acknowledges
   // started before its share existed (it predates the first assignment, or the
@@ -247,7 +263,7 @@ export function pendingSteps(steps: readonly RecordedStep[], facts: (worker: str
  */
 function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow): RecordedStep[] {
   const stepped = new Set(steps.map((s) => s.worker));
-  const extra = workerNames(now.statefulSet.name, now.statefulSet.replicas).flatMap((worker) => {
+  const extra = workerNames(now.statefulSet.name, now.workers, now.statefulSet.startOrdinal).flatMap((worker) => {
     const { pod, ack } = now.facts(worker);
     if (stepped.has(worker) || !pod || pod.terminating || ack !== 'differs') return [];
     return [{ worker, staleUid: pod.uid, waitFor: [] }];

@@ -31,7 +31,9 @@ export interface WorkerFacts {
 }
 
 export interface WorkersObservation {
-  statefulSet: StatefulSetView;
+  statefulSet: Pick<StatefulSetView, 'name' | 'replicas' | 'startOrdinal'>;
+  /** The live workers' count, when not the StatefulSet's replicas (the config's, mid-resize). */
+  workers?: number;
   pods: readonly PodView[];
   /** The config in force; without it, steps are judged by pod uid alone. */
   config?: WorkerConfig;
@@ -40,7 +42,7 @@ export interface WorkersObservation {
 
 /** The live workers' pods and acknowledgements, one lookup per worker. */
 export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
-  const pods = podsByWorker(obs.statefulSet.name, obs.statefulSet.replicas, obs.pods);
+  const pods = podsByWorker(obs.statefulSet.name, obs.workers ?? obs.statefulSet.replicas, obs.pods, obs.statefulSet.startOrdinal);
   const acks = acknowledgementsByWorker(obs.leases ?? []);
   const config = obs.config;
   return (worker) => {
@@ -88,7 +90,7 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
   const { swarm, statefulSet, workspace } = obs;
   const { policy, maxUnavailable } = swarm.spec.restart;
   const facts = workerFacts(obs);
-  const workers = workerNames(statefulSet.name, statefulSet.replicas);
+  const workers = workerNames(statefulSet.name, statefulSet.replicas, statefulSet.startOrdinal);
   const live = new Set(workers);
 
   // Steps of workers removed by a scale-down are moot.
@@ -102,7 +104,9 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     return { deletes: [], outstanding: [], waiting: '' };
   }
 
-  const unavailable = workers.filter((w) => !isServing(facts(w).pod)).length;
+  // Pods past spec.replicas are departing (a shrink waits for these restarts): they use no budget.
+  const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));
+  const unavailable = kept.filter((w) => !isServing(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;
 
   const deletes: PodView[] = [];

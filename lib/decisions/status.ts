@@ -56,6 +56,8 @@ export interface StatusObservation {
   problem?: { reason: ProblemReason; message: string };
   statefulSet?: StatefulSetView;
   config?: WorkerConfig;
+  /** Workers the config assigns over, when it differs from the StatefulSet's replicas (spec.replicas mid-resize). */
+  workers?: number;
   workspace?: RestartWorkspace;
   /** Needed only for the workers the restart bookkeeping lists. */
   pods: readonly PodView[];
@@ -77,12 +79,17 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   });
 
   const sts = obs.statefulSet;
-  const replicas = sts?.replicas ?? 0;
-  const pods = sts ? podsByWorker(sts.name, replicas, obs.pods) : new Map<string, PodView>();
+  // The workers status judges: those the config assigns over (a departing pod
+  // mid scale-down is not one, a new one not yet created is).
+  const replicas = obs.workers ?? sts?.replicas ?? 0;
+  const pods = sts ? podsByWorker(sts.name, replicas, obs.pods, sts.startOrdinal) : new Map<string, PodView>();
   // The StatefulSet's own count when it was read from the API (pods are listed
-  // only when restart steps need them); else counted over the pods given.
-  const readyReplicas = Math.min(replicas, sts?.readyReplicas ?? [...pods.values()].filter((p) => p.ready && !p.terminating).length);
-  const live = new Set(sts ? workerNames(sts.name, replicas) : []);
+  // only when restart steps need them); else, or when its pods are not the
+  // workers (mid-resize), counted over the workers' pods.
+  const countedReady = () => [...pods.values()].filter((p) => p.ready && !p.terminating).length;
+  const resizing = sts !== undefined && replicas !== sts.replicas;
+  const readyReplicas = Math.min(replicas, (resizing ? undefined : sts?.readyReplicas) ?? countedReady());
+  const live = new Set(sts ? workerNames(sts.name, replicas, sts.startOrdinal) : []);
   // Steps of live workers as the bookkeeping records them. Until `restart` has
   // cleared a finished step, the Swarm is not Running: status never reports
   // convergence that the ConfigMap's own annotation still contradicts.
@@ -102,7 +109,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
       : undefined;
   const workers: WorkerStatus[] =
     sts && obs.config
-      ? workerNames(sts.name, replicas).map((name) => {
+      ? workerNames(sts.name, replicas, sts.startOrdinal).map((name) => {
           const covered = coverage?.workers.get(name);
           return {
             name,
@@ -215,8 +222,10 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     phase,
-    replicas,
+    // The pods that exist (the scale subresource's status.replicas), not the target.
+    replicas: sts?.observedReplicas ?? replicas,
     readyReplicas,
+    ...(sts?.labelSelector ? { selector: sts.labelSelector } : {}),
     version: obs.config?.version ?? 0,
     ...(coverage ? { uncoveredJobs: coverage.uncovered.length, unverifiedJobs: coverage.unverified } : {}),
     conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),

@@ -1,13 +1,12 @@
 // The pods behind the workers (names and ordinals: lib/assignment/workers.ts).
-import { ordinalOf } from '../assignment/workers.js';
+import { workerIndex } from '../assignment/workers.js';
 import type { PodView } from '../kube/types.js';
 
-/** Pods of the StatefulSet's current workers (ordinal < replicas), by worker name. */
-export function podsByWorker(statefulSet: string, replicas: number, pods: readonly PodView[]): Map<string, PodView> {
+/** Pods of the StatefulSet's current workers (ordinals startOrdinal … startOrdinal+replicas-1), by worker name. */
+export function podsByWorker(statefulSet: string, replicas: number, pods: readonly PodView[], startOrdinal = 0): Map<string, PodView> {
   const byName = new Map<string, PodView>();
   for (const pod of pods) {
-    const ordinal = ordinalOf(statefulSet, pod.name);
-    if (ordinal === undefined || ordinal >= replicas) continue;
+    if (workerIndex(statefulSet, pod.name, replicas, startOrdinal) === undefined) continue;
     if (pod.ownerStatefulSet !== undefined && pod.ownerStatefulSet !== statefulSet) continue;
     byName.set(pod.name, pod);
   }

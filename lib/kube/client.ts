@@ -3,7 +3,7 @@
 // uid preconditions, so a stale decision is refused by the API server (409)
 // instead of overwriting someone else's change.
 import type { Swarm } from '../api/types.js';
-import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 
@@ -15,6 +15,10 @@ export interface KubeClient {
   replaceSwarmStatus(swarm: Swarm): Promise<Swarm>;
 
   getStatefulSet(namespace: string, name: string): Promise<StatefulSetView | undefined>;
+  /** The StatefulSet's scale subresource (assign resizes StatefulSets through it only). */
+  getStatefulSetScale(namespace: string, name: string): Promise<ScaleView | undefined>;
+  /** PUT on the scale subresource, guarded by scale.resourceVersion (required). */
+  replaceStatefulSetScale(scale: ScaleView): Promise<ScaleView>;
   listPods(namespace: string, labelSelector: string): Promise<PodView[]>;
   /** The workers' acknowledgement Leases (coordination.k8s.io/v1) matching the selector. */
   listLeases(namespace: string, labelSelector: string): Promise<LeaseView[]>;

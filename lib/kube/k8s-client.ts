@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
 import { KubeError, kindOfStatus, type KubeVerb } from './errors.js';
-import type { ConfigMapPatch, ConfigMapView, LeaseView, PodView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
 
 export interface KubeCall {
   verb: KubeVerb;
@@ -145,6 +145,32 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
         ),
       ),
 
+    getStatefulSetScale: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: 'statefulsets/scale', namespace, name }, async () =>
+          scaleView(await apps.readNamespacedStatefulSetScale({ namespace, name }, reportStatus)),
+        ),
+      ),
+
+    replaceStatefulSetScale: (scale) => {
+      if (!scale.resourceVersion) throw new Error(`refusing an unguarded resize of StatefulSet ${scale.namespace}/${scale.name}`);
+      return call({ verb: 'UPDATE', resource: 'statefulsets/scale', namespace: scale.namespace, name: scale.name }, async () =>
+        scaleView(
+          await apps.replaceNamespacedStatefulSetScale({
+            namespace: scale.namespace,
+            name: scale.name,
+            body: {
+              apiVersion: 'autoscaling/v1',
+              kind: 'Scale',
+              metadata: { name: scale.name, namespace: scale.namespace, resourceVersion: scale.resourceVersion },
+              spec: { replicas: scale.replicas },
+            },
+            fieldManager: FIELD_MANAGER,
+          }, reportStatus),
+        ),
+      );
+    },
+
     listPods: (namespace, labelSelector) =>
       call({ verb: 'LIST', resource: 'pods', namespace }, async () =>
         (await core.listNamespacedPod({ namespace, labelSelector }, reportStatus)).items.map(podView),
@@ -280,8 +306,19 @@ export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
     namespace: s.metadata?.namespace ?? '',
     uid: s.metadata?.uid ?? '',
     replicas: s.spec?.replicas ?? 1,
+    ...(s.spec?.ordinals?.start ? { startOrdinal: s.spec.ordinals.start } : {}),
     labelSelector: labelSelectorString(s.spec?.selector),
+    observedReplicas: s.status?.replicas ?? 0,
     readyReplicas: s.status?.readyReplicas ?? 0,
+  };
+}
+
+export function scaleView(s: k8s.V1Scale): ScaleView {
+  return {
+    name: s.metadata?.name ?? '',
+    namespace: s.metadata?.namespace ?? '',
+    resourceVersion: s.metadata?.resourceVersion ?? '',
+    replicas: s.spec?.replicas ?? 0,
   };
 }
 
@@ -364,6 +401,8 @@ export function unreachableClient(reason: string): KubeClient {
     listSwarmsNaming: fail,
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
+    getStatefulSetScale: fail,
+    replaceStatefulSetScale: fail,
     listPods: fail,
     listLeases: fail,
     getConfigMap: fail,

@@ -44,6 +44,10 @@ export interface StatefulSetView {
   uid: string;
   /** spec.replicas (the API defaults it to 1). */
   replicas: number;
+  /** spec.ordinals.start: the first pod's ordinal (absent: 0). Its pods are `<name>-<start>` … */
+  startOrdinal?: number;
+  /** status.replicas: the pods the StatefulSet controller has created and not yet deleted. */
+  observedReplicas?: number;
   /** spec.selector rendered as a label selector string. */
   labelSelector: string;
   /**
@@ -52,6 +56,16 @@ export interface StatefulSetView {
    * judges readiness by it without listing pods on every event.
    */
   readyReplicas?: number;
+}
+
+/** A StatefulSet's scale subresource (autoscaling/v1 Scale): what assign may change of a StatefulSet. */
+export interface ScaleView {
+  name: string;
+  namespace: string;
+  /** The StatefulSet's resourceVersion: a write carrying it is refused (409) if the StatefulSet changed. */
+  resourceVersion: string;
+  /** spec.replicas */
+  replicas: number;
 }
 
 export interface ConfigMapView {

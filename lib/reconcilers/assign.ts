@@ -1,7 +1,11 @@
 // ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
-// and pods; decide the desired ConfigMap and status (pure); write what differs.
+// and pods; decide the desired ConfigMap, the StatefulSet's size (with
+// spec.replicas) and status (pure); write what differs, the ConfigMap first.
 import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
+import { decideScale, type ScaleDecision } from '../decisions/scale.js';
+import { KubeError } from '../kube/errors.js';
+import type { StatefulSetView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
 import { readRestarts } from '../decisions/workspace.js';
@@ -105,12 +109,31 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     }
   }
 
+  // Resized only after the config over the target count is in force (above):
+  // a new pod starts with its share there, a departing one leaves once covered.
+  const workspace = readRestarts(decision.configMap.annotations);
+  const scale = decideScale({
+    desired: obs.valid.spec.replicas,
+    handoff: obs.valid.spec.restart.handoff,
+    statefulSet: obs.statefulSet,
+    jobs: obs.valid.spec.workload.jobs,
+    config: decision.config,
+    workspace,
+    pods,
+    leases,
+  });
+  if (scale.kind === 'scale') {
+    await resizeStatefulSet(env, obs.statefulSet, scale);
+    carry.writes += 1;
+  } else if (scale.waiting) env.log.debug({ waiting: scale.waiting }, 'resize waits');
+
   const status = computeStatus({
     swarm: obs.swarm,
     now,
     statefulSet: obs.statefulSet,
     config: decision.config,
-    workspace: readRestarts(decision.configMap.annotations),
+    workers: decision.workers,
+    workspace,
     pods,
     unhonouredDedications: decision.unhonoured.length,
     leases,
@@ -130,6 +153,24 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     size: sizeOf(decision.config),
     notify: published || (status.workers ?? []).some((w) => w.restartPending),
   };
+}
+
+/**
+ * PUT on the StatefulSet's scale subresource, guarded twice: the replicas read
+ * now must still be the ones decided from (else someone resized it meanwhile:
+ * a conflict, so the reconcile re-reads), and the write carries the Scale's
+ * resourceVersion.
+ */
+async function resizeStatefulSet(env: ReconcileEnv, statefulSet: StatefulSetView, decision: Extract<ScaleDecision, { kind: 'scale' }>): Promise<void> {
+  const { namespace, name } = statefulSet;
+  const operation = `UPDATE statefulsets/scale ${namespace}/${name}`;
+  const current = await env.kube.getStatefulSetScale(namespace, name);
+  if (!current) throw new KubeError('Conflict', 409, `StatefulSet ${namespace}/${name} is gone`, operation, 'UPDATE');
+  if (current.replicas !== decision.from) {
+    throw new KubeError('Conflict', 409, `StatefulSet ${namespace}/${name} was resized to ${current.replicas} meanwhile`, operation, 'UPDATE');
+  }
+  await env.kube.replaceStatefulSetScale({ ...current, replicas: decision.to });
+  env.log.info({ statefulSet: name, from: decision.from, to: decision.to, reason: decision.reason }, 'resized the StatefulSet');
 }
 
 function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {

@@ -185,6 +185,7 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       ['get', 'swarms.k8slab.info'], ['list', 'swarms.k8slab.info'], ['watch', 'swarms.k8slab.info'],
       ['update', 'swarms.k8slab.info/status'], ['patch', 'swarms.k8slab.info/status'],
       ['get', 'statefulsets.apps'], ['list', 'statefulsets.apps'],
+      ['get', 'statefulsets.apps/scale'], ['update', 'statefulsets.apps/scale'],
       ['get', 'pods'], ['list', 'pods'],
       ['get', 'configmaps'], ['create', 'configmaps'], ['update', 'configmaps'], ['patch', 'configmaps'],
       ['create', 'events'], ['patch', 'events'], ['create', 'events.events.k8s.io'], ['patch', 'events.events.k8s.io'],
@@ -222,8 +223,11 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       ['swarm-restart', 'delete', 'pods', 'kube-system'],
       // Secrets, anywhere
       ...['swarm-assign', 'swarm-restart', 'swarm-source'].flatMap((sa) => each(sa, bound, [['get', 'secrets'], ['list', 'secrets']])),
-      // StatefulSets are never changed
+      // StatefulSets are never changed, only resized by assign through the scale subresource (get + update)
       ...['swarm-assign', 'swarm-restart'].flatMap((sa) => each(sa, bound, [['delete', 'statefulsets.apps'], ['update', 'statefulsets.apps'], ['patch', 'statefulsets.apps']])),
+      ...each('swarm-assign', bound, [['patch', 'statefulsets.apps/scale']]),
+      ['swarm-assign', 'update', 'statefulsets.apps/scale', other],
+      ...['swarm-restart', 'swarm-source'].flatMap((sa) => each(sa, bound, [['get', 'statefulsets.apps/scale'], ['update', 'statefulsets.apps/scale']])),
       // Swarm specs are the user's: no update/patch/delete/create of the main resource
       ...['swarm-assign', 'swarm-restart'].flatMap((sa) =>
         each(sa, bound, [['update', 'swarms.k8slab.info'], ['patch', 'swarms.k8slab.info'], ['delete', 'swarms.k8slab.info'], ['create', 'swarms.k8slab.info']]),

@@ -6,7 +6,7 @@
 import type { Swarm } from '../../lib/api/types.js';
 import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -78,15 +78,21 @@ export class MemoryKube implements KubeClient {
     s.metadata.resourceVersion = this.nextRv();
   }
 
-  setStatefulSet(namespace: string, name: string, replicas: number): void {
+  /** The StatefulSet's resourceVersion (the scale subresource's), bumped by every change here. */
+  statefulSetRvs = new Map<string, string>();
+
+  setStatefulSet(namespace: string, name: string, replicas: number, startOrdinal?: number): void {
     const existing = this.statefulSets.get(`${namespace}/${name}`);
+    const start = startOrdinal ?? existing?.startOrdinal;
     this.statefulSets.set(`${namespace}/${name}`, {
       name,
       namespace,
       uid: existing?.uid ?? this.nextUid('sts'),
       replicas,
+      ...(start ? { startOrdinal: start } : {}),
       labelSelector: `app=${name}`,
     });
+    this.statefulSetRvs.set(`${namespace}/${name}`, this.nextRv());
   }
 
   /** (Re)creates a pod for an ordinal, as the StatefulSet controller would: a new uid. */
@@ -159,9 +165,32 @@ export class MemoryKube implements KubeClient {
     await this.enter('getStatefulSet');
     const s = this.statefulSets.get(`${namespace}/${name}`);
     if (!s) return undefined;
-    // status.readyReplicas, as the StatefulSet controller counts it.
-    const readyReplicas = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name && p.ready && !p.terminating).length;
-    return { ...s, readyReplicas };
+    // status.replicas and status.readyReplicas, as the StatefulSet controller counts them.
+    const pods = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name);
+    const readyReplicas = pods.filter((p) => p.ready && !p.terminating).length;
+    return { ...s, observedReplicas: pods.length, readyReplicas };
+  }
+
+  async getStatefulSetScale(namespace: string, name: string): Promise<ScaleView | undefined> {
+    await this.enter('getStatefulSetScale');
+    const s = this.statefulSets.get(`${namespace}/${name}`);
+    if (!s) return undefined;
+    return { name, namespace, resourceVersion: this.statefulSetRvs.get(`${namespace}/${name}`) ?? '', replicas: s.replicas };
+  }
+
+  /** Resizes the StatefulSet (its pods are the test's to start and stop), guarded by resourceVersion. */
+  async replaceStatefulSetScale(scale: ScaleView): Promise<ScaleView> {
+    await this.enter('replaceStatefulSetScale');
+    const key = `${scale.namespace}/${scale.name}`;
+    const s = this.statefulSets.get(key);
+    if (!s) throw new KubeError('NotFound', 404, 'statefulset not found', 'replaceStatefulSetScale', 'UPDATE');
+    if (!scale.resourceVersion || this.statefulSetRvs.get(key) !== scale.resourceVersion) {
+      this.conflicts.push('replaceStatefulSetScale');
+      throw new KubeError('Conflict', 409, 'statefulset resourceVersion changed', 'replaceStatefulSetScale', 'UPDATE');
+    }
+    this.record('replaceStatefulSetScale', scale.name);
+    this.setStatefulSet(scale.namespace, scale.name, scale.replicas);
+    return { ...scale, resourceVersion: this.statefulSetRvs.get(key) ?? '' };
   }
 
   async listPods(namespace: string, labelSelector: string) {

@@ -33,10 +33,21 @@ describe('the committed CRD', () => {
     expect(crd.metadata.name).toBe('swarms.k8slab.info');
     expect(crd.spec.names).toMatchObject({ kind: 'Swarm', plural: 'swarms', shortNames: ['swm'] });
     expect(crd.spec.scope).toBe('Namespaced');
-    expect(crd.spec.versions[0].subresources).toEqual({ status: {} });
+    // scale: `kubectl scale swm`, HPA and KEDA set spec.replicas and read the observed count and selector.
+    expect(crd.spec.versions[0].subresources).toEqual({
+      status: {},
+      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+    });
     expect(crd.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(
       expect.arrayContaining(['StatefulSet', 'Replicas', 'Ready', 'Version', 'Phase', 'Age']),
     );
+  });
+
+  it('makes statefulSetName and configMapName immutable (CEL self == oldSelf, with a message saying so)', () => {
+    const spec = parse(readFileSync(crdPath, 'utf8')).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+    for (const field of ['statefulSetName', 'configMapName']) {
+      expect(spec[field]['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: expect.stringMatching(new RegExp(`^${field} is immutable`)) }]);
+    }
   });
 });
 

@@ -80,7 +80,9 @@ describe('validateSwarm names every problem by its field path', () => {
     ['an unknown handoff', { restart: { handoff: 'Whenever' } }, 'spec.restart.handoff: must be one of MakeBeforeBreak, BreakBeforeMake'],
     ['a StatefulSet name that is not a DNS label', { statefulSetName: 'Worker_1' }, 'spec.statefulSetName: must be a DNS label'],
     ['a missing workload', { workload: undefined }, 'spec.workload: is required'],
-    ['an unknown spec field', { replicas: 3 }, 'spec.replicas: is not a known field'],
+    ['an unknown spec field', { workers: 3 }, 'spec.workers: is not a known field'],
+    ['negative replicas', { replicas: -1 }, 'spec.replicas: must be ≥ 0'],
+    ['more replicas than a Swarm manages', { replicas: LIMITS.maxWorkers + 1 }, `spec.replicas: must be ≤ ${LIMITS.maxWorkers}`],
   ])('%s', (_what, spec, expected) => {
     const problems = problemsOf(JSON.parse(JSON.stringify(swarm(spec))));
     expect(problems.some((p) => p.startsWith(expected))).toBe(true);

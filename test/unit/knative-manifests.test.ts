@@ -32,12 +32,13 @@ const expand = (group: string, resource: string, verbs: string[]): string[] => v
 describe('RBAC permission sets (exactly what each function uses)', () => {
   const roles = load('rbac.yaml');
 
-  it('assign: read Swarms, StatefulSets, Pods, list acknowledgement Leases; write ConfigMaps and Swarm status; record Events', () => {
+  it('assign: read Swarms, StatefulSets, Pods, list acknowledgement Leases; write ConfigMaps and Swarm status; resize StatefulSets (scale only); record Events', () => {
     expect(permissions(byName(roles, 'swarm-assign'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
         ...expand('apps', 'statefulsets', ['get', 'list']),
+        ...expand('apps', 'statefulsets/scale', ['get', 'update']),
         ...expand('', 'pods', ['get', 'list']),
         ...expand('coordination.k8s.io', 'leases', ['list']),
         ...expand('', 'configmaps', ['get', 'create', 'update', 'patch']),

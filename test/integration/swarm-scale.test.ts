@@ -1,0 +1,250 @@
+// Swarm owns the worker count, on the real control plane with KWOK pods (which
+// do not acknowledge: their coverage is Inferred), both functions under their
+// own ServiceAccounts behind the local broker and the real ApiServerSource
+// adapter: `kubectl scale swm` grows the StatefulSet only after the config over
+// the new count was written and shrinks it only after the survivors run their
+// new shares (BreakBeforeMake: grows after the losers stopped, shrinks before
+// the hand-off); a direct `kubectl scale sts` is undone; spec.ordinals.start is
+// honoured; statefulSetName and configMapName cannot be changed.
+// Order is judged by resourceVersion (etcd's revision, one sequence for every
+// object), not by wall clocks.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import type { Swarm } from '../../lib/api/types.js';
+import { IMMUTABLE_MESSAGES } from '../../lib/api/schema.js';
+import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { defaultWorkDir } from '../controlplane/cluster.js';
+import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
+import { seedStreams } from '../support/fixtures.js';
+import { eventually } from '../support/timeline.js';
+
+const kubeconfig = inject('kubeconfig');
+const kc = new KubeConfig();
+kc.loadFromFile(kubeconfig);
+const core = kc.makeApiClient(CoreV1Api);
+const apps = kc.makeApiClient(AppsV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const NS = `scale-${process.pid}`;
+
+const statefulSet = (name: string, replicas: number, start?: number) => `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  serviceName: ${name}
+  replicas: ${replicas}
+  ${start === undefined ? '' : `ordinals: {start: ${start}}`}
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}, k8slab.info/swarm: ${name}}}
+    spec:
+      # KWOK's tainted fake nodes: these pods run nothing and acknowledge nothing.
+      nodeSelector: {type: kwok}
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      terminationGracePeriodSeconds: 0
+      containers: [{name: worker, image: ${name}}]
+`;
+const swarm = (name: string, replicas?: number, handoff = 'MakeBeforeBreak') => `apiVersion: k8slab.info/v1alpha1
+kind: Swarm
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  statefulSetName: ${name}
+  configMapName: ${name}-config
+  ${replicas === undefined ? '' : `replicas: ${replicas}`}
+  restart: {handoff: ${handoff}}
+  workload: {jobs: ${JSON.stringify(seedStreams)}}
+`;
+
+const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
+const getSwarm = async (name: string) => (await custom.getNamespacedCustomObject({ ...swarmPath, name })) as Swarm;
+const configOf = async (name: string): Promise<WorkerConfig | undefined> => {
+  const text = (await core.readNamespacedConfigMap({ namespace: NS, name: `${name}-config` })).data?.['config.yml'];
+  return text ? parse(text) : undefined;
+};
+const replicasOf = async (name: string) => (await apps.readNamespacedStatefulSet({ namespace: NS, name })).spec?.replicas;
+const converged = (name: string, workers: string[]) =>
+  eventually(`${name} Running over ${workers.join(', ')}`, async () => {
+    const s = await getSwarm(name);
+    const st = s.status;
+    const config = await configOf(name);
+    return st?.phase === 'Running' &&
+      st.observedGeneration === s.metadata.generation &&
+      st.uncoveredJobs === 0 &&
+      st.replicas === workers.length &&
+      JSON.stringify(st.workers?.map((w) => w.name)) === JSON.stringify(workers) &&
+      JSON.stringify(Object.keys(config?.workloads ?? {})) === JSON.stringify(workers)
+      ? s
+      : undefined;
+  }, 120_000);
+
+/** What happened, in the API server's own order (resourceVersion). */
+interface Seen {
+  rv: number;
+  kind: 'StatefulSet' | 'Pod' | 'ConfigMap';
+  name: string;
+  uid: string;
+  /** StatefulSet: spec.replicas; ConfigMap: its worker count and version; Pod: ready / deleting. */
+  replicas?: number;
+  workers?: number;
+  version?: number;
+  ready?: boolean;
+  deleting?: boolean;
+}
+const seen: Seen[] = [];
+const aborts: AbortController[] = [];
+let local: LocalKnative;
+
+async function record(): Promise<void> {
+  const watch = new Watch(kc);
+  const noop = () => {};
+  type Obj = {
+    metadata: { name: string; uid: string; resourceVersion: string; deletionTimestamp?: unknown };
+    spec?: { replicas?: number };
+    status?: { conditions?: Array<{ type: string; status: string }> };
+    data?: Record<string, string>;
+  };
+  const at = (o: Obj) => ({ rv: Number(o.metadata.resourceVersion), name: o.metadata.name, uid: o.metadata.uid });
+  aborts.push(
+    await watch.watch(`/apis/apps/v1/namespaces/${NS}/statefulsets`, {}, (_p, o: Obj) => {
+      seen.push({ ...at(o), kind: 'StatefulSet', ...(o.spec?.replicas !== undefined ? { replicas: o.spec.replicas } : {}) });
+    }, noop),
+    await watch.watch(`/api/v1/namespaces/${NS}/pods`, {}, (phase, o: Obj) => {
+      const ready = o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      seen.push({ ...at(o), kind: 'Pod', ready, deleting: !!o.metadata.deletionTimestamp || phase === 'DELETED' });
+    }, noop),
+    await watch.watch(`/api/v1/namespaces/${NS}/configmaps`, {}, (_p, o: Obj) => {
+      const text = o.data?.['config.yml'];
+      if (!text || text.trim() === '{}') return;
+      let config: WorkerConfig;
+      try {
+        config = parse(text);
+      } catch {
+        return;
+      }
+      seen.push({ ...at(o), kind: 'ConfigMap', workers: Object.keys(config.workloads).length, version: config.version });
+    }, noop),
+  );
+}
+/** The resourceVersion at which `match` was first seen. */
+const firstRv = (match: (s: Seen) => boolean): number => {
+  const hit = [...seen].sort((a, b) => a.rv - b.rv).find(match);
+  if (!hit) throw new Error('not seen');
+  return hit.rv;
+};
+
+beforeAll(async () => {
+  await installSwarm(kubeconfig);
+  await enableNamespace(kubeconfig, NS);
+  await record();
+  local = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace: NS, workDir: join(defaultWorkDir, 'e2e', NS), backoffScale: 0.2 });
+});
+
+afterAll(async () => {
+  aborts.forEach((a) => a.abort());
+  await local?.stop();
+  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+});
+
+describe('Swarm owns the worker count (spec.replicas, the scale subresource)', () => {
+  it('kubectl scale swm grows the StatefulSet after the config over the new count was written, and shrinks it after the survivors took over', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('pool', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('pool', 2));
+    await converged('pool', ['pool-0', 'pool-1']);
+    // The scale subresource answers from status: the pods that exist, and their selector (HPA, KEDA).
+    const scale = JSON.parse(await kubectl(kubeconfig, ['get', '--raw', `/apis/k8slab.info/v1alpha1/namespaces/${NS}/swarms/pool/scale`])) as {
+      spec: { replicas: number };
+      status: { replicas: number; selector: string };
+    };
+    expect(scale).toMatchObject({ spec: { replicas: 2 }, status: { replicas: 2, selector: 'app=pool' } });
+
+    // Up: 2 → 3.
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/pool', '--replicas', '3']);
+    await converged('pool', ['pool-0', 'pool-1', 'pool-2']);
+    const configOver3 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'pool-config' && s.workers === 3);
+    const grownTo3 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'pool' && s.replicas === 3);
+    const pod2 = firstRv((s) => s.kind === 'Pod' && s.name === 'pool-2');
+    expect(configOver3).toBeLessThan(grownTo3);
+    expect(grownTo3).toBeLessThan(pod2);
+
+    // Down: 3 → 1 (MakeBeforeBreak): pool-0 gains every job and restarts; only once its
+    // replacement is Ready (Inferred: KWOK pods do not acknowledge) does the StatefulSet shrink.
+    const before0 = (await core.readNamespacedPod({ namespace: NS, name: 'pool-0' })).metadata?.uid;
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/pool', '--replicas', '1']);
+    const done = await converged('pool', ['pool-0']);
+    expect(done.status?.workers?.[0]).toMatchObject({ name: 'pool-0', jobs: seedStreams.length, coverage: 'Inferred' });
+    expect(await replicasOf('pool')).toBe(1);
+    const configOver1 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'pool-config' && s.workers === 1);
+    const survivorReady = firstRv((s) => s.kind === 'Pod' && s.name === 'pool-0' && s.uid !== before0 && s.rv > configOver1 && !!s.ready && !s.deleting);
+    const shrunkTo1 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'pool' && s.replicas === 1);
+    const departing = firstRv((s) => s.kind === 'Pod' && (s.name === 'pool-1' || s.name === 'pool-2') && s.rv > configOver1 && !!s.deleting);
+    // (The pod holding pool-0's old share was restarted after the config over 1 was written.)
+    expect(firstRv((s) => s.kind === 'Pod' && s.uid === before0 && !!s.deleting)).toBeGreaterThan(configOver1);
+    expect(survivorReady).toBeLessThan(shrunkTo1);
+    expect(shrunkTo1).toBeLessThan(departing);
+    expect(local.broker.deadLetters).toEqual([]);
+  });
+
+  it('a direct kubectl scale sts is undone: spec.replicas wins', async () => {
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/pool', '--replicas', '3']);
+    await eventually('the StatefulSet back at 1', async () => (await replicasOf('pool')) === 1 && seen.some((s) => s.kind === 'StatefulSet' && s.name === 'pool' && s.replicas === 3));
+    await converged('pool', ['pool-0']);
+  });
+});
+
+describe('BreakBeforeMake (at most once)', () => {
+  it('grows after the losers have restarted, and shrinks before anyone takes over the departing workers\' jobs', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('once', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('once', 2, 'BreakBeforeMake'));
+    await converged('once', ['once-0', 'once-1']);
+    const before = await Promise.all(['once-0', 'once-1'].map(async (name) => (await core.readNamespacedPod({ namespace: NS, name })).metadata?.uid));
+
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/once', '--replicas', '3']);
+    await converged('once', ['once-0', 'once-1', 'once-2']);
+    const configOver3 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'once-config' && s.workers === 3);
+    const losersStopped = Math.max(...before.map((uid) => firstRv((s) => s.kind === 'Pod' && s.uid === uid && !!s.deleting)));
+    const grownTo3 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'once' && s.replicas === 3);
+    expect(configOver3).toBeLessThan(losersStopped);
+    expect(losersStopped).toBeLessThan(grownTo3);
+
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/once', '--replicas', '2']);
+    await converged('once', ['once-0', 'once-1']);
+    const shrunkTo2 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'once' && s.replicas === 2);
+    const departed = firstRv((s) => s.kind === 'Pod' && s.name === 'once-2' && s.rv > shrunkTo2 && !!s.deleting);
+    const configOver2 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'once-config' && s.workers === 2 && s.rv > grownTo3);
+    expect(shrunkTo2).toBeLessThan(departed);
+    expect(departed).toBeLessThan(configOver2);
+  });
+});
+
+describe("the StatefulSet's start ordinal", () => {
+  it('shares, status and resizes name the pods that exist (ordinals.start: 5)', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('five', 2, 5));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('five'));
+    await converged('five', ['five-5', 'five-6']);
+    // Without spec.replicas the StatefulSet's own count is followed.
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/five', '--replicas', '3']);
+    const s = await converged('five', ['five-5', 'five-6', 'five-7']);
+    expect(s.status?.workers?.map((w) => w.jobs)).toEqual([9, 9, 9]);
+    // With it, Swarm resizes, still from ordinal 5.
+    await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/five', '--replicas', '2']);
+    await converged('five', ['five-5', 'five-6']);
+    expect(await replicasOf('five')).toBe(2);
+  });
+});
+
+describe('immutable references (CEL self == oldSelf)', () => {
+  it('the API server refuses a change of statefulSetName or configMapName, with a message saying so', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('fixed', 0));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('fixed'));
+    for (const [field, message] of Object.entries(IMMUTABLE_MESSAGES)) {
+      const patch = JSON.stringify({ spec: { [field]: 'renamed' } });
+      await expect(kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', patch])).rejects.toThrow(message);
+    }
+    const kept = await getSwarm('fixed');
+    expect(kept.spec).toMatchObject({ statefulSetName: 'fixed', configMapName: 'fixed-config' });
+    // Everything else stays editable.
+    await kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', '{"spec":{"replicas":0}}']);
+    expect((await getSwarm('fixed')).spec.replicas).toBe(0);
+  });
+});
