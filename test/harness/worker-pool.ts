@@ -54,14 +54,20 @@ export function workerPoolYaml(namespace: string, replicas: number, image?: stri
 }
 
 /** The sample Swarm over `jobs` in `namespace` (as knative/samples/swarm.yaml, with this job list). */
-export function sampleSwarmYaml(namespace: string, jobs: readonly string[]): string {
+export function sampleSwarmYaml(
+  namespace: string,
+  jobs: readonly string[],
+  options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number } = {},
+): string {
+  const { policy = 'Restart', handoff = 'MakeBeforeBreak', replicas } = options;
   return `apiVersion: k8slab.info/v1alpha1
 kind: Swarm
 metadata: {name: swarm-worker, namespace: ${namespace}}
 spec:
   statefulSetName: swarm-worker
   configMapName: swarm-worker-config
-  restart: {policy: Restart, handoff: MakeBeforeBreak, maxUnavailable: 1}
+${replicas === undefined ? '' : `  replicas: ${replicas}
+`}  restart: {policy: ${policy}, handoff: ${handoff}, maxUnavailable: 1}
   workload:
     jobs:
 ${jobs.map((j) => `      - ${JSON.stringify(j)}`).join('\n')}

@@ -13,7 +13,6 @@
 // the Leases agreeing with the workers' logs). Jobs without a running owner during a transition are a
 // known defect (issue 11): bench:coverage measures them; this file does not.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { join } from 'node:path';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Swarm } from '../../lib/api/types.js';
@@ -22,15 +21,14 @@ import { diff } from '../../lib/plan/index.js';
 import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { Delivery } from '../../dev/broker/local-broker.js';
-import { defaultWorkDir } from '../controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
-import { ensureWorkerImage } from '../harness/worker-image.js';
-import { recordWorkerPool, runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
+import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
+import { kubectl, type LocalKnative } from '../harness/local-knative.js';
+import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { parseReportLine } from '../support/coverage-recorder/log-line.js';
 import { seedStreams } from '../support/fixtures.js';
 import { scrapeTotal } from '../support/metrics.js';
-import { Timeline, eventually } from '../support/timeline.js';
+import { eventually, type Timeline } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
 const kc = new KubeConfig();
@@ -86,33 +84,20 @@ const liveUids = (): Map<string, string> =>
 const movesLowerBound = (previous: Record<string, string[]>, jobs: readonly string[], replicas: number) =>
   lowerBound({ statefulSetName: 'swarm-worker', replicas, jobs: [...jobs], previous })?.moves;
 
+let world: EndToEnd;
 let local: LocalKnative;
 let timeline: Timeline;
 let workers: WorkerPodsRecorder;
 let workerImage: string;
-const delivered: Delivery[] = [];
+let delivered: Delivery[];
 
 beforeAll(async () => {
-  if (!inject('realNode')) throw new Error('the end-to-end tests run the reference worker as real pods: they need the cluster\'s real node (SWARM_REAL_NODE=0 has none)');
-  workerImage = await ensureWorkerImage(inject('clusterWorkDir'), (line) => process.stderr.write(`[image] ${line}\n`));
-  await installSwarm(kubeconfig);
-  await enableNamespace(kubeconfig, NS);
-  timeline = await Timeline.start(kubeconfig, NS);
-  workers = await recordWorkerPool(kubeconfig, NS);
-  local = await startLocalKnative({
-    adminKubeconfig: kubeconfig,
-    namespace: NS,
-    workDir: join(defaultWorkDir, 'e2e', NS),
-    backoffScale: 0.2,
-    onDelivery: (d) => delivered.push(d),
-  });
+  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode') });
+  ({ local, timeline, workers, workerImage, delivered } = world);
 });
 
 afterAll(async () => {
-  timeline?.stop();
-  workers?.stop();
-  await local?.stop();
-  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+  await world?.stop();
 });
 
 describe('the seed sample, end to end', () => {
