@@ -41,6 +41,8 @@ export const LIMITS = {
   conditionMessageMaxLength: 4_096,
   /** Worker names spelled out in a condition message before "… and N more". */
   workersNamedInMessages: 20,
+  /** A week: a longer rollout deadline is no deadline. */
+  maxProgressDeadlineSeconds: 604_800,
 } as const;
 
 /** The API server's limits Swarm must stay within (Kubernetes' defaults). */
@@ -60,6 +62,8 @@ export const DEFAULTS = {
   restartPolicy: 'Restart',
   handoff: 'MakeBeforeBreak',
   maxUnavailable: 1,
+  /** A rollout blocked this long is Degraded (RolloutStuck), like a Deployment's progressDeadlineSeconds. */
+  progressDeadlineSeconds: 600,
 } as const;
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
@@ -170,6 +174,14 @@ const spec: SchemaNode = {
           type: 'integer',
           minimum: LIMITS.minMaxUnavailable,
           default: DEFAULTS.maxUnavailable,
+        },
+        progressDeadlineSeconds: {
+          description:
+            'Seconds a rollout may stay blocked (counted from when its config version was written, or the blocking pod started) before the Swarm is Degraded with reason RolloutStuck, naming the blocking pod.',
+          type: 'integer',
+          minimum: 1,
+          maximum: LIMITS.maxProgressDeadlineSeconds,
+          default: DEFAULTS.progressDeadlineSeconds,
         },
       },
     },

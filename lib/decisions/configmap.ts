@@ -3,14 +3,14 @@
 // is now (its current assignment is the sticky input of the assigner, and its
 // annotations are the restart workspace). Pure: observations in, decision out.
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
-import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
+import { API_VERSION, KIND, type Handoff, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
 import { diff, restartOrder, type Move, type RestartStep } from '../plan/index.js';
 import { assignmentOf, nextConfig, parse, render, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { ordinalOf } from '../assignment/workers.js';
+import { compareWorkers, ordinalOf, workerNames } from '../assignment/workers.js';
 import { podsByWorker } from './workers.js';
 import {
   LABEL_MANAGED_BY,
@@ -29,6 +29,8 @@ export interface AssignObservation {
   statefulSet: StatefulSetView;
   configMap: ConfigMapView | undefined;
   pods: readonly PodView[];
+  /** RFC 3339, recorded with a new config version as the time it was written. */
+  now?: string;
 }
 
 export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
@@ -119,6 +121,10 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   }
 
   const { previous, malformed, rendered } = read(configMap?.data[key]);
+  // The last version published, as status recorded it: a ConfigMap deleted or
+  // garbled by hand cannot take versions backwards, and its workers are restarted.
+  const floor = swarm.status?.version ?? 0;
+  const lost = previous === undefined ? floor > 0 : previous.version < floor;
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
     statefulSetName: statefulSet.name,
@@ -126,19 +132,28 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     jobs: spec.workload.jobs,
     ...(previousAssignment ? { previous: previousAssignment } : {}),
   });
-  const config = nextConfig(previous, result.assignment);
+  const config = nextConfig(previous, result.assignment, floor);
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
   const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
 
   let annotations = { ...(configMap?.annotations ?? {}) };
   if (plan) {
-    annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
+    const order = restartOrder(plan, spec.restart.handoff);
+    // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
+    const unknown = lost ? workerNames(statefulSet.name, statefulSet.replicas) : [];
     const restarts =
       spec.restart.policy === 'Restart'
-        ? restartWorkspace(readRestarts(annotations), restartOrder(plan, spec.restart.handoff), obs, config.version)
+        ? restartWorkspace(readRestarts(annotations), withUnknown(order, unknown, plan.moves, spec.restart.handoff), obs, config.version)
         : { version: config.version, steps: [] };
     annotations = withRestarts(annotations, restarts);
+    // Workers whose share changed with no pod pinned for a restart (none was listed):
+    // a pod of theirs may have mounted the older share, so status infers that a
+    // worker which cannot acknowledge runs it only from its start time (coverage.ts).
+    // Hot-reloading workers never restart to load a share: none are judged so.
+    const pinned = new Set(restarts.steps.map((s) => s.worker));
+    const unpinned = spec.restart.policy === 'Restart' ? { unpinned: [...new Set([...plan.changedWorkers, ...unknown])].filter((w) => !pinned.has(w)) } : {};
+    annotations = withLastChange(annotations, { version: config.version, moves: plan.moves, ...(obs.now ? { at: obs.now } : {}), ...unpinned });
   } else {
     // Finished steps are forgotten here, in assign's own guarded write (restart
     // never writes the ConfigMap), so status is judged from live bookkeeping only.
@@ -204,6 +219,22 @@ export function restartWorkspace(
   });
   const steps = [...carried, ...fresh].map((s) => ({ ...s, waitFor: s.waitFor.filter(exists) }));
   return { version, steps };
+}
+
+/**
+ * The restart order plus the workers whose pods' loaded share is unknown. They
+ * take over jobs: under MakeBeforeBreak they restart first (the losers already
+ * wait for them); under BreakBeforeMake they wait for the workers they take jobs from.
+ */
+export function withUnknown(order: readonly RestartStep[], unknown: readonly string[], moves: readonly Move[], handoff: Handoff): RestartStep[] {
+  const planned = new Set(order.map((s) => s.worker));
+  const extra = unknown
+    .filter((w) => !planned.has(w))
+    .map((worker) => ({
+      worker,
+      waitFor: handoff === 'BreakBeforeMake' ? [...new Set(moves.filter((m) => m.to === worker && m.from !== null && m.from !== worker).map((m) => m.from as string))].sort(compareWorkers) : [],
+    }));
+  return [...order, ...extra];
 }
 
 /** Steps whose pod still holds the older share (a live worker whose pod has the stale uid). */

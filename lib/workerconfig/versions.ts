@@ -8,10 +8,16 @@ export function assignmentOf(config: WorkerConfig): Assignment {
   return Object.fromEntries(Object.entries(config.workloads).map(([worker, share]) => [worker, share.jobs]));
 }
 
-/** The config for `assignment`; `previous` itself when nothing changed. The first config is version 1. */
-export function nextConfig(previous: WorkerConfig | undefined, assignment: Assignment): WorkerConfig {
-  if (previous === undefined) {
-    return { version: 1, workloads: shares(assignment, () => 1) };
+/**
+ * The config for `assignment`; `previous` itself when nothing changed. The first config is version 1.
+ * `floor`: the highest version published before (kept where deleting the ConfigMap cannot erase it):
+ * when `previous` is lost or older than that, versions never go backwards — every share is new, at
+ * max(floor, previous) + 1, because what the workers loaded is no longer known.
+ */
+export function nextConfig(previous: WorkerConfig | undefined, assignment: Assignment, floor = 0): WorkerConfig {
+  if (previous === undefined || previous.version < floor) {
+    const version = Math.max(floor, previous?.version ?? 0) + 1;
+    return { version, workloads: shares(assignment, () => version) };
   }
   const version = previous.version + 1;
   const next = shares(assignment, (worker, jobs) => {
