@@ -1,6 +1,8 @@
 // Swarm status as a pure function of what the reconciler observed this time.
 // Status is an observation, never an input: nothing here reads the old status
-// except to keep lastTransitionTime stable for conditions that did not change.
+// except to keep lastTransitionTime stable for conditions that did not change,
+// and the last version published while no config is read (the floor of the
+// next version, lib/decisions/configmap.ts).
 import { DEFAULTS, LIMITS } from '../api/schema.js';
 import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
 import type { PodView, StatefulSetView } from '../kube/types.js';
