@@ -127,3 +127,25 @@ describe('a worker ConfigMap lost by hand', () => {
     expect(local.broker.deadLetters).toEqual([]);
   });
 });
+
+describe('a rollout blocked past its deadline', () => {
+  it('is Degraded/RolloutStuck naming the pod the scheduler refuses, with its message, once a ping comes after the deadline', async () => {
+    // No node has this label: the scheduler leaves the pod Pending, Unschedulable.
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sts.replaceAll('pool', 'stuck').replace('replicas: 2', 'replicas: 1').replace('{type: kwok}', '{type: nowhere}'));
+    await kubectl(
+      kubeconfig,
+      ['apply', '-f', '-'],
+      swarm.replaceAll('pool', 'stuck').replace('  workload:', '  restart: {progressDeadlineSeconds: 1}\n  workload:'),
+    );
+    const get = async () => (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'stuck' })) as Swarm;
+    const degraded = await eventually('RolloutStuck', async () => {
+      local.resync.pingNow();
+      await local.broker.idle();
+      const condition = (await get()).status?.conditions?.find((c) => c.type === 'Degraded');
+      return condition?.reason === 'RolloutStuck' ? condition : undefined;
+    }, 60_000, 1000);
+    expect(degraded.status).toBe('True');
+    expect(degraded.message).toMatch(/^rollout of version 1 blocked for more than 1s: stuck-0 pod is Pending: Unschedulable: 0\/\d+ nodes are available/);
+    expect((await get()).status?.phase).toBe('Degraded');
+  });
+});

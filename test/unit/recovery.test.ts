@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { assignFunction, boundedAll } from '../../functions/assign/index.js';
 import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { validateSwarm } from '../../lib/api/validate.js';
-import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import { decideConfigMap, withUnknown, type AssignDecision } from '../../lib/decisions/configmap.js';
 import { computeCoverage, inferredRunsShare, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
 import { computeStatus, rolloutBlockers } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
@@ -102,6 +102,18 @@ describe('versions never go backwards', () => {
     const ahead = render(parse(lowered));
     const fine = converge(decideConfigMap({ swarm: publishedAt(1), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [pod(0), pod(1)] }));
     expect(fine.config.version).toBe(2);
+  });
+
+  it('workers whose loaded share is unknown join the restart order: gainers first, or after their losers under BreakBeforeMake', () => {
+    const order = [{ worker: 'w-0', waitFor: ['w-2'] }];
+    const moves = [{ job: 'a', from: 'w-0', to: 'w-2' }, { job: 'b', from: null, to: 'w-1' }];
+    expect(withUnknown(order, ['w-0', 'w-1', 'w-2'], moves, 'MakeBeforeBreak')).toEqual([
+      { worker: 'w-0', waitFor: ['w-2'] },
+      { worker: 'w-1', waitFor: [] },
+      { worker: 'w-2', waitFor: [] },
+    ]);
+    expect(withUnknown(order, ['w-0', 'w-1', 'w-2'], moves, 'BreakBeforeMake').at(-1)).toEqual({ worker: 'w-2', waitFor: ['w-0'] });
+    expect(withUnknown(order, [], moves, 'MakeBeforeBreak')).toEqual(order);
   });
 
   it('hot-reloading workers (policy None) get the higher version and no restarts', () => {
