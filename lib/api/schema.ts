@@ -213,7 +213,7 @@ const workerStatus: SchemaNode = {
     coverage: {
       type: 'string',
       enum: ['Acknowledged', 'Inferred', 'Uncovered'],
-      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready with no restart pending. Uncovered: neither.',
+      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
     },
     runningVersion: { type: 'integer', description: 'The config version this pod acknowledged in its Lease.', minimum: 0 },
   },

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { CloudEvent } from 'cloudevents';
 import { PING_EVENT_TYPE, type ResyncData } from './types.js';
 
-export function resyncPingEvent(data: ResyncData, pingSource = { namespace: 'swarm-system', name: 'swarm-resync' }): CloudEvent<ResyncData> {
+/** `pingSource`: the PingSource it stands for (default: the namespace's own, knative/base/pingsource.yaml), as the event's source. */
+export function resyncPingEvent(data: ResyncData, pingSource = { namespace: 'swarm-system', name: `swarm-resync-${data.namespace}` }): CloudEvent<ResyncData> {
   return new CloudEvent<ResyncData>({
     specversion: '1.0',
     id: randomUUID(),
