@@ -226,7 +226,7 @@ const status: SchemaNode = {
     phase: { type: 'string', enum: ['Pending', 'Running', 'Updating', 'Degraded'] },
     replicas: { type: 'integer', minimum: 0 },
     readyReplicas: { type: 'integer', minimum: 0 },
-    version: { type: 'integer', description: 'Top-level version of the published config.', minimum: 0 },
+    version: { type: 'integer', description: 'Top-level version of the published config; kept when the ConfigMap is lost, so the next version is above it.', minimum: 0 },
     uncoveredJobs: { type: 'integer', description: 'Jobs no acknowledged (or, unverified, inferred) Ready worker runs.', minimum: 0 },
     unverifiedJobs: { type: 'integer', description: 'Jobs covered by inference only, not acknowledged.', minimum: 0 },
     conditions: {
