@@ -77,7 +77,7 @@ export interface StatusObservation {
 export interface Blocker {
   worker: string;
   why: string;
-  /** RFC 3339: the latest of the version's write and the blocking pod's own start. */
+  /** RFC 3339: the rollout's last observed progress (see rolloutBlockers). */
   since: string;
 }
 
@@ -97,10 +97,12 @@ function notServing(pod: PodView): string {
  * The workers that block a rollout of version `version`, most fundamental
  * first: a worker whose pod does not serve (missing, unschedulable, crashing,
  * not Ready) holds up everything that waits for it; then restarts not done;
- * then workers serving but not (known to be) running their share. Each with
- * the time it has been blocked since, from observed times only: the version's
- * write or, when later, the pod's readiness change (a pod failing long after
- * a rollout gets its own deadline) or creation. Without a time, no blocker.
+ * then workers serving but not (known to be) running their share. Blocked
+ * since the rollout's last observed progress, from observed times only: the
+ * version's write, or later a worker pod's creation or readiness change (a
+ * long rollout that keeps moving, or a pod failing long after it, gets a fresh
+ * deadline). Without the write time, only pods out of service whose readiness
+ * change is known can be judged.
  */
 export function rolloutBlockers(input: {
   workers: readonly string[];
@@ -110,32 +112,29 @@ export function rolloutBlockers(input: {
   version: number;
   writtenAt: string | undefined;
 }): Blocker[] {
+  const { writtenAt } = input;
+  const pods = input.workers.map((w) => input.pods.get(w)).filter((p): p is PodView => p !== undefined);
+  const since = later(writtenAt, ...pods.flatMap((p) => [p.creationTimestamp, p.readinessChangedAt]));
+  if (!since) return [];
   const down: Blocker[] = [];
   const restarting: Blocker[] = [];
   const unacknowledged: Blocker[] = [];
   for (const worker of input.workers) {
     const pod = input.pods.get(worker);
-    const { writtenAt } = input;
-    let blocker: Blocker | undefined;
-    let list = down;
     if (!pod) {
-      if (writtenAt) blocker = { worker, why: 'has no pod', since: writtenAt };
+      if (writtenAt) down.push({ worker, why: 'has no pod', since });
     } else if (!isServing(pod)) {
-      // Out of service since the version's write or, later, since its readiness changed.
-      const at = later(writtenAt, pod.readinessChangedAt);
-      if (at) blocker = { worker, why: `pod ${notServing(pod)}`, since: at };
+      if (writtenAt || pod.readinessChangedAt) down.push({ worker, why: `pod ${notServing(pod)}`, since });
+    } else if (!writtenAt) {
+      continue;
     } else if (input.restartPending.has(worker)) {
-      list = restarting;
-      if (writtenAt) blocker = { worker, why: 'still runs an older share (restart pending)', since: writtenAt };
+      restarting.push({ worker, why: 'still runs an older share (restart pending)', since });
     } else if (input.coverage?.workers.get(worker)?.state === 'Uncovered') {
-      list = unacknowledged;
       const why = declaresAcknowledgement(pod)
         ? `has not acknowledged its share of version ${input.version}`
         : `started too soon after its share of version ${input.version} was written to be inferred to run it (it does not acknowledge)`;
-      const at = later(writtenAt, pod.creationTimestamp);
-      if (writtenAt && at) blocker = { worker, why, since: at };
+      unacknowledged.push({ worker, why, since });
     }
-    if (blocker) list.push(blocker);
   }
   return [...down, ...restarting, ...unacknowledged];
 }

@@ -288,6 +288,13 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
     expect(message).toMatch(/: swarm-worker-1 pod is Pending: Unschedulable.*\(1 more worker\(s\) blocked: swarm-worker-0\)$/);
   });
 
+  it('a long rollout that keeps moving is not stuck: the deadline counts from its last observed progress', () => {
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: ['swarm-worker-1'] }] };
+    const justReplaced = pod(1, { uid: 'pod-1b', creationTimestamp: plus(500), readinessChangedAt: plus(520) });
+    expect(status(plus(700), [pod(0), justReplaced], { workspace }).phase).toBe('Updating');
+    expect(condition(status(plus(1200), [pod(0), justReplaced], { workspace }), 'Degraded')?.message).toContain(`swarm-worker-0 still runs an older share (restart pending), since ${plus(520)}`);
+  });
+
   it('counts only from observed times: a pod failing long after the rollout gets its own deadline; no time, no verdict', () => {
     const lateFailure = pod(1, { ready: false, phase: 'Running', readinessChangedAt: plus(3600) });
     expect(status(plus(3700), [pod(0), lateFailure]).phase).toBe('Pending');
