@@ -1,11 +1,11 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
 // their Swarm, a ConfigMap event its owner (controller reference or label); a
-// resync ping names a namespace, whose Swarms are listed (names only); StatefulSet, Pod and Lease (a worker's acknowledgement, named
-// after its pod) events are mapped through the Swarms naming
-// that StatefulSet, listed fresh with a field selector (the event's own copy of
-// the object may be stale), and so is a Swarm event's StatefulSet hint. That
-// list is handed to the reconcile, which uses it as its own observation of the
-// Swarm instead of reading it again.
+// resync ping names a namespace, whose Swarms are listed (names only).
+// StatefulSet, Pod and Lease (a worker's acknowledgement, named after its pod)
+// events are mapped through the Swarms naming that StatefulSet, listed fresh
+// with a field selector (the event's own copy of the object may be stale), and
+// so is a Swarm event's StatefulSet hint. That list is handed to the reconcile,
+// which uses it as its own observation of the Swarm instead of reading it again.
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
 import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
