@@ -133,6 +133,15 @@ export function bindNamespace(bindings: readonly Manifest[], namespace: string):
   return bindings.map((doc) => ({ ...doc, metadata: { ...doc.metadata, namespace } }));
 }
 
+/** The installation's resync PingSource (knative/base/pingsource.yaml), the template of every namespace's. */
+export const isResyncPing = (doc: Manifest): boolean => doc.kind === 'PingSource' && (doc.metadata?.name ?? '').startsWith('swarm-resync-');
+
+/** The resync ping of `namespace`: the template renamed swarm-resync-<namespace>, its data naming that namespace. */
+export function resyncPingFor(template: Manifest, namespace: string): Manifest {
+  const spec = (template.spec ?? {}) as Record<string, unknown>;
+  return { ...template, metadata: { ...template.metadata, name: `swarm-resync-${namespace}` }, spec: { ...spec, data: JSON.stringify({ namespace }) } };
+}
+
 export function isCrd(doc: Manifest): boolean {
   return doc.kind === 'CustomResourceDefinition';
 }
@@ -145,7 +154,7 @@ export interface Step {
 }
 
 export const ENABLED_LABEL = 'k8slab.info/swarm-enabled';
-export const KNATIVE_CRDS = ['services.serving.knative.dev', 'brokers.eventing.knative.dev', 'triggers.eventing.knative.dev', 'apiserversources.sources.knative.dev'];
+export const KNATIVE_CRDS = ['services.serving.knative.dev', 'brokers.eventing.knative.dev', 'triggers.eventing.knative.dev', 'apiserversources.sources.knative.dev', 'pingsources.sources.knative.dev'];
 
 function dryRunFlags(options: DeployOptions): string[] {
   return options.dryRun ? [`--dry-run=${options.dryRun}`] : [];
@@ -171,11 +180,13 @@ export function planSteps(command: Command, options: DeployOptions, rendered: { 
     options.dryRun || crds.length === 0
       ? []
       : [{ say: 'waiting for the CRD to be established', args: [...cluster, 'wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata?.name ?? ''}`)] }];
+  const ping = rendered.installation.find(isResyncPing);
+  const pingOf = (ns: string): Manifest[] => (ping ? [resyncPingFor(ping, ns)] : []);
   const perNamespace = (add: boolean): Step[] =>
     options.watchNamespaces.flatMap((ns) => [
       add
-        ? apply(`binding the functions in namespace ${ns}`, bindNamespace(rendered.bindings, ns))
-        : remove(`removing the functions' bindings in namespace ${ns}`, bindNamespace(rendered.bindings, ns)),
+        ? apply(`binding the functions in namespace ${ns}`, [...bindNamespace(rendered.bindings, ns), ...pingOf(ns)])
+        : remove(`removing the functions' bindings in namespace ${ns}`, [...bindNamespace(rendered.bindings, ns), ...pingOf(ns)]),
       {
         say: add ? `labelling namespace ${ns} ${ENABLED_LABEL}=true` : `unlabelling namespace ${ns}`,
         args: [...cluster, 'label', 'namespace', ns, add ? `${ENABLED_LABEL}=true` : `${ENABLED_LABEL}-`, '--overwrite', ...dryRunFlags(options)],

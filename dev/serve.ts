@@ -1,12 +1,15 @@
 // npm run serve: one function host against KUBECONFIG. FUNCTION=assign|restart
 // runs the production entry point as the image does; FUNCTION=all runs both
 // functions in one process behind the local broker (dev/broker) on POST /,
-// routing by knative/base/triggers.yaml, replies included. The broker is dev
+// routing by knative/base/triggers.yaml, replies included, and, as the
+// PingSource would, pings a resync of each namespace in SWARM_RESYNC_NAMESPACES
+// (comma-separated) every SWARM_RESYNC_SECONDS (default 60). The broker is dev
 // tooling: the image never ships it.
 import { pathToFileURL } from 'node:url';
 import { start, type StartExtras, type Started } from '../functions/server.js';
 import { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './broker/local-broker.js';
 import { loadTriggers } from './broker/triggers.js';
+import { resyncPeriodMs, startResyncTimer } from './resync-timer.js';
 import { stopOnSignals } from './shutdown.js';
 
 export interface ServedAll extends Started {
@@ -29,10 +32,13 @@ export async function serveAll(
   });
   const started = await start({ ...env, FUNCTION: 'all' }, { ...startExtras, front: broker.router });
   for (const fn of ['assign', 'restart']) subscribers[`swarm-${fn}`] = `http://127.0.0.1:${started.port}/functions/${fn}`;
+  const namespaces = (env.SWARM_RESYNC_NAMESPACES ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  const resync = startResyncTimer(broker, namespaces, namespaces.length ? resyncPeriodMs(env) : 0);
   return {
     ...started,
     broker,
     close: async () => {
+      resync.stop();
       broker.close();
       await started.close();
     },

@@ -20,6 +20,7 @@ import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import { withWorkerImage } from '../test/harness/worker-pool.js';
 import type { Delivery } from './broker/local-broker.js';
 import { liveView, stepFromDelivery, type ViewState } from './live-view.js';
+import { resyncPeriodMs } from './resync-timer.js';
 import { say, stopOnSignals } from './shutdown.js';
 import { TracePrinter } from './trace-printer.js';
 
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
       workDir: join(defaultWorkDir, 'local-knative'),
       onDelivery: liveViewPrinter(kubeconfig),
       hostExtras: { log, spanProcessors: [traces] },
+      // The PingSource's periodic resync (knative/base/pingsource.yaml), through the local broker.
+      resyncEveryMs: resyncPeriodMs(),
     }),
     (l) => l.stop(),
   );

@@ -78,7 +78,7 @@ export function eventRoute(options: EventRouteOptions) {
 function pick(functions: readonly SwarmFunction[], trigger: Trigger): SwarmFunction {
   const fn = functions.find((f) => f.accepts(trigger));
   if (fn) return fn;
-  const what = trigger.source === 'swarm' ? 'assignment.changed' : `${trigger.kind} ${trigger.verb}`;
+  const what = trigger.source === 'swarm' ? 'assignment.changed' : trigger.source === 'ping' ? 'resync ping' : `${trigger.kind} ${trigger.verb}`;
   throw new BadEventError(422, `function ${functions.map((f) => f.name).join('/')} does not handle ${what} events: check the Trigger filters`);
 }
 

@@ -1,5 +1,6 @@
-// assign: Swarm, StatefulSet and Lease (acknowledgement) events in → the Swarm's worker ConfigMap and
-// status converged → `assignment.changed` replied when restarts are due.
+// assign: Swarm, StatefulSet, Lease (acknowledgement) and worker ConfigMap events,
+// and the periodic resync ping, in → the Swarm's worker ConfigMap and status
+// converged → `assignment.changed` replied when restarts are due.
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
@@ -12,12 +13,18 @@ import type { FunctionResponse, SwarmFunction } from '../function.js';
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
   return {
     name: 'assign',
-    accepts: (t: Trigger) => t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Lease'),
+    accepts: (t: Trigger) =>
+      t.source === 'ping' || (t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Lease' || t.kind === 'ConfigMap')),
     async handle(trigger): Promise<FunctionResponse> {
       const targets = await targetsFor(env, trigger);
-      const runs = await Promise.all(
-        // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
-        targets.map(({ key, claimants }) => coalescer.run(`assign:${keyString(key)}`, (followUp) => reconcileAssign(env, key, followUp ? undefined : claimants))),
+      // A resync names every Swarm of a namespace: each is reconciled as if it
+      // had its own event, a few at a time, and one failing does not stop the rest.
+      const runs = await boundedAll(
+        targets.map(({ key, claimants }) => () =>
+          // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
+          coalescer.run(`assign:${keyString(key)}`, (followUp) => reconcileAssign(env, key, followUp ? undefined : claimants)),
+        ),
+        RESYNC_CONCURRENCY,
       );
       runs.forEach((r) => onOutcome?.(r.value));
       const summary = { function: 'assign', swarms: runs.map((r) => ({ ...summarize(r.value), coalesced: r.shared })) };
@@ -32,6 +39,32 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
       return { status: 200, summary, reply };
     },
   };
+}
+
+/** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
+export const RESYNC_CONCURRENCY = 4;
+
+/**
+ * Runs every task, at most `limit` at a time; rejects with the first failure
+ * once all have settled (the broker then retries the event; reconciles are idempotent).
+ */
+export async function boundedAll<T>(tasks: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
+  const results: PromiseSettledResult<T>[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      try {
+        results[i] = { status: 'fulfilled', value: await tasks[i]!() };
+      } catch (reason) {
+        results[i] = { status: 'rejected', reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 const summarize = (o: AssignOutcome) => ({

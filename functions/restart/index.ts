@@ -11,7 +11,7 @@ import type { FunctionResponse, SwarmFunction } from '../function.js';
 export function restartFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: RestartOutcome) => void): SwarmFunction {
   return {
     name: 'restart',
-    accepts: (t: Trigger) => t.source === 'swarm' || t.kind === 'Pod',
+    accepts: (t: Trigger) => t.source === 'swarm' || (t.source === 'apiserver' && t.kind === 'Pod'),
     async handle(trigger): Promise<FunctionResponse> {
       const targets = await targetsFor(env, trigger);
       const runs = await Promise.all(

@@ -41,6 +41,8 @@ export const LIMITS = {
   conditionMessageMaxLength: 4_096,
   /** Worker names spelled out in a condition message before "… and N more". */
   workersNamedInMessages: 20,
+  /** A week: a longer rollout deadline is no deadline. */
+  maxProgressDeadlineSeconds: 604_800,
 } as const;
 
 /** The API server's limits Swarm must stay within (Kubernetes' defaults). */
@@ -60,6 +62,8 @@ export const DEFAULTS = {
   restartPolicy: 'Restart',
   handoff: 'MakeBeforeBreak',
   maxUnavailable: 1,
+  /** A rollout blocked this long is Degraded (RolloutStuck), like a Deployment's progressDeadlineSeconds. */
+  progressDeadlineSeconds: 600,
 } as const;
 
 /** What the API server answers when an immutable field is changed (CEL `self == oldSelf`). */
@@ -190,6 +194,14 @@ const spec: SchemaNode = {
           minimum: LIMITS.minMaxUnavailable,
           default: DEFAULTS.maxUnavailable,
         },
+        progressDeadlineSeconds: {
+          description:
+            'Seconds a rollout may stay blocked (counted from when its config version was written, or the blocking pod started) before the Swarm is Degraded with reason RolloutStuck, naming the blocking pod.',
+          type: 'integer',
+          minimum: 1,
+          maximum: LIMITS.maxProgressDeadlineSeconds,
+          default: DEFAULTS.progressDeadlineSeconds,
+        },
       },
     },
   },
@@ -220,7 +232,7 @@ const workerStatus: SchemaNode = {
     coverage: {
       type: 'string',
       enum: ['Acknowledged', 'Inferred', 'Uncovered'],
-      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready with no restart pending. Uncovered: neither.',
+      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
     },
     runningVersion: { type: 'integer', description: 'The config version this pod acknowledged in its Lease.', minimum: 0 },
   },
@@ -234,7 +246,7 @@ const status: SchemaNode = {
     replicas: { type: 'integer', description: 'Pods of the StatefulSet that exist (its status.replicas): the scale subresource\'s status.replicas.', minimum: 0 },
     readyReplicas: { type: 'integer', minimum: 0 },
     selector: { type: 'string', description: 'The StatefulSet\'s pod label selector: the scale subresource\'s selector (HPA, KEDA).', maxLength: 4096 },
-    version: { type: 'integer', description: 'Top-level version of the published config.', minimum: 0 },
+    version: { type: 'integer', description: 'Top-level version of the published config; kept when the ConfigMap is lost, so the next version is above it.', minimum: 0 },
     uncoveredJobs: { type: 'integer', description: 'Jobs no acknowledged (or, unverified, inferred) Ready worker runs.', minimum: 0 },
     unverifiedJobs: { type: 'integer', description: 'Jobs covered by inference only, not acknowledged.', minimum: 0 },
     conditions: {

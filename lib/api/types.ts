@@ -26,6 +26,8 @@ export interface SwarmSpec {
     policy?: RestartPolicy;
     handoff?: Handoff;
     maxUnavailable?: number;
+    /** Default 600 (lib/api/schema.ts DEFAULTS). */
+    progressDeadlineSeconds?: number;
   };
 }
 
@@ -91,5 +93,5 @@ export interface Swarm {
 
 /** A Swarm that passed validateSwarm: the schema's defaults are applied, so these fields are always there. */
 export interface ValidSwarm extends Swarm {
-  spec: SwarmSpec & { configKey: string; restart: { policy: RestartPolicy; handoff: Handoff; maxUnavailable: number } };
+  spec: SwarmSpec & { configKey: string; restart: { policy: RestartPolicy; handoff: Handoff; maxUnavailable: number; progressDeadlineSeconds: number } };
 }

@@ -35,6 +35,8 @@ export interface AssignObservation {
   pods: readonly PodView[];
   /** The workers' acknowledgement Leases: a pod that acknowledges another share than its own is restarted. */
   leases?: readonly LeaseLike[];
+  /** RFC 3339, recorded with a new config version as the time it was written. */
+  now?: string;
 }
 
 export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
@@ -134,6 +136,10 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     };
   }
 
+  // The last version published, as status recorded it: a ConfigMap deleted or
+  // garbled by hand cannot take versions backwards, and its workers are restarted.
+  const floor = swarm.status?.version ?? 0;
+  const lost = previous === undefined ? floor > 0 : previous.version < floor;
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
   const result = assign({
     statefulSetName: statefulSet.name,
@@ -149,7 +155,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     spec.restart.policy === 'None'
       ? stageHandoff({ handoff: spec.restart.handoff, previous, target: result.assignment, facts: workerFacts({ statefulSet, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) })
       : { jobs: result.assignment, marks: {} };
-  const config = nextConfig(previous, staged.jobs, staged.marks);
+  const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
   const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
@@ -160,7 +166,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Judged against the shares being written: what each live pod acknowledges.
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);
-  if (moved) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves });
+  // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
+  const unknown = plan && lost ? workerNames(statefulSet.name, workers, statefulSet.startOrdinal) : [];
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.
@@ -168,9 +175,18 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     spec.restart.policy !== 'Restart'
       ? { version: config.version, steps: [] }
       : plan
-        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version)
+        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version, unknown)
         : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }) };
   if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
+  if (moved) {
+    // Workers whose share changed with no pod pinned for a restart (none was listed):
+    // a pod of theirs may have mounted the older share, so status infers that a
+    // worker which cannot acknowledge runs it only from its start time (coverage.ts).
+    // Hot-reloading workers never restart to load a share: none are judged so.
+    const pinned = new Set(restarts.steps.map((s) => s.worker));
+    const unpinned = spec.restart.policy === 'Restart' ? { unpinned: [...new Set([...plan.changedWorkers, ...unknown])].filter((w) => !pinned.has(w)) } : {};
+    annotations = withLastChange(annotations, { version: config.version, moves: plan.moves, ...(obs.now ? { at: obs.now } : {}), ...unpinned });
+  }
 
   const desired: ConfigMapView = {
     name: spec.configMapName,
@@ -226,6 +242,8 @@ export function restartWorkspace(
   handoff: ValidSwarm['spec']['restart']['handoff'],
   now: WorkersNow,
   version: number,
+  /** Workers whose pods' loaded share is unknown (the previous config was lost): restarted like changed ones. */
+  unknown: readonly string[] = [],
 ): RestartWorkspace {
   const { name: sts, startOrdinal } = now.statefulSet;
   // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
@@ -241,7 +259,8 @@ export function restartWorkspace(
     const { pod, ack } = now.facts(w);
     return isServing(pod) && ack !== undefined && ack !== 'runs';
   });
-  const change = { ...plan, changedWorkers: [...plan.changedWorkers, ...predating], addedWorkers: plan.addedWorkers.filter((w) => !predating.includes(w)) };
+  const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
+  const change = { ...plan, changedWorkers: [...restarting], addedWorkers: plan.addedWorkers.filter((w) => !restarting.has(w)) };
   const steps = restartOrder(change, handoff, undefined, carried).flatMap((s) => {
     const pod = now.facts(s.worker).pod;
     // No pod: the StatefulSet will create one, and it will read the new share.

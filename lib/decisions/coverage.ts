@@ -3,7 +3,8 @@
 // this pod's uid) acknowledges a config version at least as new as the share
 // and the digest of exactly the share's jobs. Workers whose pods do not declare
 // that they acknowledge (no `k8slab.info/acknowledges: lease` label) fall back
-// to today's inference — Ready and no restart pending — reported as unverified.
+// to an inference — Ready, no restart pending, and started late enough to have
+// read the share (inferredRunsShare) — reported as unverified.
 import type { PodView } from '../kube/types.js';
 import {
   ACKNOWLEDGES_LABEL,
@@ -24,6 +25,23 @@ export interface WorkerCoverage {
   runningVersion?: number;
 }
 
+/**
+ * How long after its share was written a container must have started to be
+ * inferred to have read it: the kubelet may have mounted the ConfigMap before
+ * the write (a pod created just before it, in the list→write window) and keeps
+ * a cached copy, and the writer's clock and the node's may differ.
+ */
+export const INFERENCE_MARGIN_SECONDS = 5;
+
+/** When the current config version was written (the last-change annotation, lib/decisions/workspace.ts). */
+export interface WrittenAt {
+  version: number;
+  /** RFC 3339; absent in annotations written before the time was recorded. */
+  at?: string;
+  /** Workers whose share changed at that write with no pod pinned for a restart: judged by start time. */
+  unpinned?: readonly string[];
+}
+
 export interface CoverageInput {
   /** Every job the Swarm asks for (spec order). */
   jobs: readonly string[];
@@ -33,6 +51,8 @@ export interface CoverageInput {
   leases: readonly LeaseLike[];
   /** Workers with a restart still outstanding (for the inference only). */
   restartPending: ReadonlySet<string>;
+  /** When the current version was written (for the inference only). */
+  lastChange?: WrittenAt;
 }
 
 export interface Coverage {
@@ -82,6 +102,25 @@ export function judgeAcknowledgement(
   return released?.length && ack.digest === jobsDigest([...jobs, ...released]) ? 'covers' : 'differs';
 }
 
+/**
+ * The inference for a worker that cannot acknowledge (its pod serves, no
+ * restart is pending). Its share was written at the last recorded write with
+ * no pod of its pinned for a restart (none was listed: its pod may have been
+ * created just before the write, or be a replacement racing it), so nothing
+ * makes its pod reload: it is inferred to run the share only if its container
+ * started at least INFERENCE_MARGIN_SECONDS after that write. Otherwise the
+ * share is unchanged since the pod started (an older version), or the pod
+ * holding the older share was pinned and, no restart pending, replaced: the
+ * restart bookkeeping's word stands. Without a recorded write time (older
+ * annotations) or for hot-reloading workers, so does the bookkeeping's.
+ */
+export function inferredRunsShare(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
+  if (!lastChange?.at || shareVersion !== lastChange.version || !lastChange.unpinned?.includes(worker)) return true;
+  const written = Date.parse(lastChange.at);
+  const started = pod.startedAt === undefined ? NaN : Date.parse(pod.startedAt);
+  return !Number.isNaN(written) && !Number.isNaN(started) && started >= written + INFERENCE_MARGIN_SECONDS * 1000;
+}
+
 export function computeCoverage(input: CoverageInput): Coverage {
   const workers = new Map<string, WorkerCoverage>();
   const acknowledged = new Set<string>();
@@ -102,7 +141,7 @@ export function computeCoverage(input: CoverageInput): Coverage {
       if (runs) for (const job of share.jobs) acknowledged.add(job);
       workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(own ? { runningVersion: own.version } : {}) });
     } else {
-      const runs = serving && !input.restartPending.has(worker);
+      const runs = serving && !input.restartPending.has(worker) && inferredRunsShare(worker, pod, share.version, input.lastChange);
       if (runs) for (const job of share.jobs) inferred.add(job);
       workers.set(worker, { state: runs ? 'Inferred' : 'Uncovered' });
     }

@@ -32,6 +32,18 @@ export interface RestartWorkspace {
 
 export interface LastChange {
   version: number;
+  /**
+   * RFC 3339: when this config version was written (by the writer's clock).
+   * What "blocked since" and the inference from container start times count
+   * from; absent in annotations written before it was recorded.
+   */
+  at?: string;
+  /**
+   * Workers whose share changed at this write while no pod of theirs was
+   * pinned for a restart (lib/decisions/coverage.ts judges them by start time).
+   * Absent for hot-reloading Swarms and in older annotations.
+   */
+  unpinned?: string[];
   movedTotal: number;
   /** The first LAST_CHANGE_MOVES_KEPT moves. */
   moves: Move[];
@@ -106,7 +118,14 @@ export function readLastChange(annotations: Record<string, string>): LastChange 
   if (!raw) return undefined;
   try {
     const parsed = JSON.parse(raw) as LastChange;
-    return typeof parsed.version === 'number' && Array.isArray(parsed.moves) ? parsed : undefined;
+    if (!parsed || typeof parsed.version !== 'number' || !Array.isArray(parsed.moves)) return undefined;
+    // The older form has no time; a damaged one is dropped, not trusted.
+    const { at, unpinned, ...rest } = parsed;
+    return {
+      ...rest,
+      ...(typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? { at } : {}),
+      ...(isStringArray(unpinned) ? { unpinned } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -120,9 +139,14 @@ export function withRestarts(annotations: Record<string, string>, ws: RestartWor
   return next;
 }
 
-export function withLastChange(annotations: Record<string, string>, change: { version: number; moves: readonly Move[] }): Record<string, string> {
+export function withLastChange(
+  annotations: Record<string, string>,
+  change: { version: number; moves: readonly Move[]; at?: string; unpinned?: readonly string[] },
+): Record<string, string> {
   const kept: LastChange = {
     version: change.version,
+    ...(change.at ? { at: change.at } : {}),
+    ...(change.unpinned ? { unpinned: [...change.unpinned] } : {}),
     movedTotal: change.moves.length,
     moves: change.moves.slice(0, LAST_CHANGE_MOVES_KEPT).map((m) => ({ ...m })),
   };

@@ -1,7 +1,7 @@
 // Is the event's data the thing its type says? Each check returns the object or a
 // problem a person can act on. Only the fields Swarm relies on are checked: the
 // event is a trigger, the real state is read from the API afterwards.
-import type { AssignmentChangedData, KubeObject, ObjectRef } from './types.js';
+import type { AssignmentChangedData, KubeObject, ObjectRef, ResyncData } from './types.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
 
@@ -65,4 +65,11 @@ export function checkAssignmentChanged(data: unknown): Checked<AssignmentChanged
       workers: [...(data.workers as string[])],
     },
   };
+}
+
+/** A resync ping's data: `{"namespace": "<namespace>"}` (other fields are ignored). */
+export function checkResyncData(data: unknown): Checked<ResyncData> {
+  if (!isRecord(data)) return { ok: false, problem: `data must be {"namespace": "<namespace>"}, got ${describe(data)}` };
+  if (!isNonEmptyString(data.namespace)) return { ok: false, problem: 'data is not a resync ping: missing namespace' };
+  return { ok: true, value: { namespace: data.namespace } };
 }

@@ -1,10 +1,11 @@
 // CloudEvent → Trigger: which object changed, nothing more. Pure; throws
 // BadEventError (422) for events Swarm cannot act on.
 import { checkName, nameProblem, quoteName, type NamedKind } from '../api/names.js';
-import { checkAssignmentChanged, checkKubeObject, checkObjectRef } from './data.js';
+import { checkAssignmentChanged, checkKubeObject, checkObjectRef, checkResyncData } from './data.js';
 import { BadEventError } from './errors.js';
-import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE } from './types.js';
+import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE, PING_EVENT_TYPE } from './types.js';
 import type { KubeObject, Mode, Trigger, Verb, WatchedKind } from './types.js';
+import { LABEL_SWARM } from '../decisions/workspace.js';
 
 /** The fields of a CloudEvent we read (the SDK's CloudEvent has them; so does a plain object). */
 export interface EventLike {
@@ -19,7 +20,7 @@ const apiServerTypes = new Map<string, { mode: Mode; verb: Verb }>(
   ),
 );
 
-export const KNOWN_EVENT_TYPES: readonly string[] = [...apiServerTypes.keys(), ASSIGNMENT_CHANGED_TYPE];
+export const KNOWN_EVENT_TYPES: readonly string[] = [...apiServerTypes.keys(), ASSIGNMENT_CHANGED_TYPE, PING_EVENT_TYPE];
 
 /** The API group each watched kind must come from: a `Pod` of another group is not ours. */
 const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
@@ -27,12 +28,13 @@ const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
   StatefulSet: (v) => v.startsWith('apps/'),
   Pod: (v) => v === 'v1',
   Lease: (v) => v === 'coordination.k8s.io/v1',
+  ConfigMap: (v) => v === 'v1',
 };
 
 function watchedKind(kind: string, apiVersion: string): WatchedKind {
   const accepts = (WATCHED_KINDS as Record<string, ((v: string) => boolean) | undefined>)[kind];
   if (!accepts || !accepts(apiVersion)) {
-    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps), Pod (v1) and Lease (coordination.k8s.io) events`);
+    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps), Pod (v1), Lease (coordination.k8s.io) and ConfigMap (v1) events`);
   }
   return kind as WatchedKind;
 }
@@ -41,6 +43,15 @@ function watchedKind(kind: string, apiVersion: string): WatchedKind {
 export function owningStatefulSet(pod: KubeObject): string | undefined {
   const owners = (pod.metadata.ownerReferences ?? []).filter((o) => o?.kind === 'StatefulSet' && String(o.apiVersion).startsWith('apps/'));
   return (owners.find((o) => o.controller === true) ?? owners[0])?.name;
+}
+
+/** The Swarm a ConfigMap belongs to: its Swarm controller reference, else its k8slab.info/swarm label. */
+export function owningSwarm(configMap: KubeObject): string | undefined {
+  const owner = (configMap.metadata.ownerReferences ?? []).find((o) => o?.kind === 'Swarm' && String(o.apiVersion).startsWith('k8slab.info/') && o.controller === true);
+  if (owner) return owner.name;
+  const labels = configMap.metadata.labels;
+  const label = labels && typeof labels === 'object' ? (labels as Record<string, unknown>)[LABEL_SWARM] : undefined;
+  return typeof label === 'string' && label !== '' ? label : undefined;
 }
 
 /**
@@ -56,6 +67,12 @@ function checkNames(type: string, names: Array<[field: string, kind: NamedKind, 
 }
 
 export function toTrigger(event: EventLike): Trigger {
+  if (event.type === PING_EVENT_TYPE) {
+    const checked = checkResyncData(event.data);
+    if (!checked.ok) throw new BadEventError(422, `${event.type}: ${checked.problem}`);
+    checkNames(event.type, [['data.namespace', 'Namespace', checked.value.namespace]]);
+    return { source: 'ping', type: 'resync', namespace: checked.value.namespace };
+  }
   if (event.type === ASSIGNMENT_CHANGED_TYPE) {
     const checked = checkAssignmentChanged(event.data);
     if (!checked.ok) throw new BadEventError(422, checked.problem);
@@ -108,6 +125,13 @@ export function toTrigger(event: EventLike): Trigger {
     if (owner !== undefined) {
       checkNames(event.type, [['data.metadata.ownerReferences[].name (the owning StatefulSet)', 'StatefulSet', owner]]);
       trigger.ownerStatefulSet = owner;
+    }
+  }
+  if (kind === 'ConfigMap') {
+    const swarm = owningSwarm(object);
+    if (swarm !== undefined) {
+      checkNames(event.type, [['data.metadata (the owning Swarm)', 'Swarm', swarm]]);
+      trigger.swarm = swarm;
     }
   }
   return trigger;

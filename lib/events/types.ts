@@ -17,11 +17,17 @@ export const APISERVER_EVENT_TYPES = {
 /** Emitted by `assign` when it published a new assignment; consumed by `restart`. */
 export const ASSIGNMENT_CHANGED_TYPE = 'info.k8slab.swarm.assignment.changed';
 
+/** What Knative's PingSource sends (knative.dev/eventing pkg/apis/sources/v1 PingSourceEventType): the periodic resync. */
+export const PING_EVENT_TYPE = 'dev.knative.sources.ping';
+
 export type Verb = 'add' | 'update' | 'delete';
 /** Resource mode carries the whole object; ref mode only {apiVersion, kind, name, namespace}. */
 export type Mode = 'resource' | 'ref';
-/** Lease: a worker's acknowledgement (lib/workerconfig/acknowledgement.ts), named after its pod. */
-export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod' | 'Lease';
+/**
+ * Lease: a worker's acknowledgement (lib/workerconfig/acknowledgement.ts), named after its pod.
+ * ConfigMap: a Swarm's own worker ConfigMap (label app.kubernetes.io/managed-by=swarm), so an edit or delete by hand is repaired at once.
+ */
+export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod' | 'Lease' | 'ConfigMap';
 
 /** A Kubernetes object as it travels in a resource-mode event: only what we rely on is typed. */
 export interface KubeObject {
@@ -64,6 +70,8 @@ export interface ApiServerTrigger {
    * reads the Swarm; a stale hint costs a second read, never a wrong answer.
    */
   statefulSetName?: string;
+  /** For a ConfigMap: the Swarm it belongs to, from its controller reference or its k8slab.info/swarm label (resource mode only). */
+  swarm?: string;
 }
 
 export interface SwarmRef {
@@ -90,4 +98,17 @@ export interface AssignmentChangedTrigger {
   workers: string[];
 }
 
-export type Trigger = ApiServerTrigger | AssignmentChangedTrigger;
+/** The data a resync ping carries (the PingSource's `spec.data`). */
+export interface ResyncData {
+  /** Every Swarm of this namespace is reconciled. */
+  namespace: string;
+}
+
+/** A periodic resync: reconcile every Swarm of a namespace as if each had its own event. */
+export interface ResyncTrigger {
+  source: 'ping';
+  type: 'resync';
+  namespace: string;
+}
+
+export type Trigger = ApiServerTrigger | AssignmentChangedTrigger | ResyncTrigger;

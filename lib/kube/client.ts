@@ -11,6 +11,8 @@ export interface KubeClient {
   getSwarm(namespace: string, name: string): Promise<Swarm | undefined>;
   /** The Swarms of a namespace whose spec.statefulSetName is `statefulSet` (a field selector, not a full list). */
   listSwarmsNaming(namespace: string, statefulSet: string): Promise<Swarm[]>;
+  /** The names of the Swarms of a namespace (paged, objects dropped): a resync reconciles each by its key. */
+  listSwarmNames(namespace: string): Promise<string[]>;
   /** PUT on the status subresource, guarded by swarm.metadata.resourceVersion. */
   replaceSwarmStatus(swarm: Swarm): Promise<Swarm>;
 

@@ -56,6 +56,9 @@ export function loadKubeConfig(path?: string): k8s.KubeConfig {
   return kc;
 }
 
+/** Swarms per page when listing a namespace's Swarms for a resync. */
+const SWARM_PAGE = 100;
+
 /** Shown in managedFields, so other owners of the ConfigMap can tell whose fields these are. */
 export const FIELD_MANAGER = 'swarm';
 
@@ -127,6 +130,22 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
         const fieldSelector = `spec.statefulSetName=${statefulSet}`;
         const list = (await custom.listNamespacedCustomObject({ ...swarmPath(namespace), fieldSelector }, reportStatus)) as { items?: Swarm[] };
         return list.items ?? [];
+      }),
+
+    listSwarmNames: (namespace) =>
+      call({ verb: 'LIST', resource: PLURAL, namespace }, async () => {
+        // Paged, and only names kept: a namespace's Swarms may be many and large.
+        const names: string[] = [];
+        let next: string | undefined;
+        do {
+          const page = (await custom.listNamespacedCustomObject(
+            { ...swarmPath(namespace), limit: SWARM_PAGE, ...(next ? { _continue: next } : {}) },
+            reportStatus,
+          )) as { items?: Swarm[]; metadata?: { continue?: string } };
+          for (const s of page.items ?? []) if (!s.metadata.deletionTimestamp) names.push(s.metadata.name);
+          next = page.metadata?.continue || undefined;
+        } while (next);
+        return names;
       }),
 
     replaceSwarmStatus: (swarm) =>
@@ -286,6 +305,26 @@ export function podView(p: k8s.V1Pod): PodView {
     terminating: p.metadata?.deletionTimestamp !== undefined && p.metadata?.deletionTimestamp !== null,
     labels: { ...(p.metadata?.labels ?? {}) },
     ...(owner ? { ownerStatefulSet: owner.name } : {}),
+    ...podProgress(p),
+  };
+}
+
+/** Why a pod is not (yet) serving, and when its containers started: what a stuck rollout is reported with. */
+function podProgress(p: k8s.V1Pod): Pick<PodView, 'phase' | 'unschedulable' | 'waiting' | 'startedAt' | 'readinessChangedAt'> {
+  const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+  const changed = (ready ?? scheduled)?.lastTransitionTime;
+  const statuses = p.status?.containerStatuses ?? [];
+  const waiting = statuses.find((c) => c.state?.waiting?.reason)?.state?.waiting;
+  const started = statuses.map((c) => c.state?.running?.startedAt);
+  // The pod runs its share once every container runs: the latest start counts.
+  const startedAt = statuses.length > 0 && started.every((d) => d !== undefined) ? started.map((d) => iso(d)).sort().at(-1) : undefined;
+  return {
+    ...(p.status?.phase ? { phase: p.status.phase } : {}),
+    ...(scheduled?.status === 'False' && scheduled.reason === 'Unschedulable' ? { unschedulable: scheduled.message ?? '' } : {}),
+    ...(waiting?.reason ? { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } } : {}),
+    ...(startedAt ? { startedAt } : {}),
+    ...(changed ? { readinessChangedAt: iso(changed) } : {}),
   };
 }
 
@@ -399,6 +438,7 @@ export function unreachableClient(reason: string): KubeClient {
   return {
     getSwarm: fail,
     listSwarmsNaming: fail,
+    listSwarmNames: fail,
     replaceSwarmStatus: fail,
     getStatefulSet: fail,
     getStatefulSetScale: fail,

@@ -25,6 +25,16 @@ export interface PodView {
   labels: Record<string, string>;
   /** Name of the controlling StatefulSet, from ownerReferences. */
   ownerStatefulSet?: string;
+  /** status.phase: Pending, Running, Succeeded, Failed, Unknown. */
+  phase?: string;
+  /** The scheduler's message when PodScheduled is False with reason Unschedulable. */
+  unschedulable?: string;
+  /** The first container waiting with a reason (CrashLoopBackOff, ImagePullBackOff, …). */
+  waiting?: { reason: string; message?: string };
+  /** RFC 3339: when the last of its containers started running (absent until all run). */
+  startedAt?: string;
+  /** RFC 3339: when its Ready condition (before it is scheduled: PodScheduled) last changed. */
+  readinessChangedAt?: string;
 }
 
 /** A worker's acknowledgement Lease (coordination.k8s.io/v1), as lib/workerconfig/acknowledgement.ts reads it. */

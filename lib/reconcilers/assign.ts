@@ -8,7 +8,7 @@ import { KubeError } from '../kube/errors.js';
 import type { StatefulSetView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
-import { readRestarts } from '../decisions/workspace.js';
+import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
@@ -91,7 +91,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   // Status judges coverage from the pods and their acknowledgements, so assign always reads them.
   const read = cachedConfigReader(obs.configMap);
   const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
-  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases }, read);
+  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read);
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
     carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));
@@ -134,6 +134,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     config: decision.config,
     workers: decision.workers,
     workspace,
+    ...withWrittenAt(readLastChange(decision.configMap.annotations)),
     pods,
     unhonouredDedications: decision.unhonoured.length,
     leases,
@@ -177,3 +178,7 @@ function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {
   const workloads = Object.values(config.workloads);
   return { workers: workloads.length, jobs: workloads.reduce((sum, w) => sum + w.jobs.length, 0) };
 }
+
+/** The time the config in force was written, for status (blocked-since, inference from start times). */
+const withWrittenAt = (change: LastChange | undefined) =>
+  change ? { lastChange: { version: change.version, ...(change.at ? { at: change.at } : {}), ...(change.unpinned ? { unpinned: change.unpinned } : {}) } } : {};

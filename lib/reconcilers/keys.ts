@@ -1,10 +1,11 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
-// their Swarm; StatefulSet, Pod and Lease (a worker's acknowledgement, named
-// after its pod) events are mapped through the Swarms naming
-// that StatefulSet, listed fresh with a field selector (the event's own copy of
-// the object may be stale), and so is a Swarm event's StatefulSet hint. That
-// list is handed to the reconcile, which uses it as its own observation of the
-// Swarm instead of reading it again.
+// their Swarm, a ConfigMap event its owner (controller reference or label); a
+// resync ping names a namespace, whose Swarms are listed (names only).
+// StatefulSet, Pod and Lease (a worker's acknowledgement, named after its pod)
+// events are mapped through the Swarms naming that StatefulSet, listed fresh
+// with a field selector (the event's own copy of the object may be stale), and
+// so is a Swarm event's StatefulSet hint. That list is handed to the reconcile,
+// which uses it as its own observation of the Swarm instead of reading it again.
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
 import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
@@ -19,6 +20,17 @@ export interface Target {
 
 export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigger: Trigger): Promise<Target[]> {
   if (trigger.source === 'swarm') return [{ key: { namespace: trigger.namespace, name: trigger.name } }];
+  if (trigger.source === 'ping') {
+    try {
+      return (await env.kube.listSwarmNames(trigger.namespace)).map((name) => ({ key: { namespace: trigger.namespace, name } }));
+    } catch (err) {
+      // A namespace this function may not read (not bound, or gone): nothing to resync there, and retrying will not help.
+      if (classifyFailure(err).class !== 'permanent') throw err;
+      env.log.warn({ namespace: trigger.namespace, err: String(err) }, 'cannot list Swarms; resync ignored');
+      return [];
+    }
+  }
+  if (trigger.kind === 'ConfigMap') return trigger.swarm ? [{ key: { namespace: trigger.namespace, name: trigger.swarm } }] : [];
   if (trigger.kind === 'Swarm') {
     const key = { namespace: trigger.namespace, name: trigger.name };
     // The Swarms naming the StatefulSet the event's copy named: if the Swarm is

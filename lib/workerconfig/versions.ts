@@ -23,18 +23,24 @@ export type HandoffMarks = Readonly<
 >;
 
 /**
- * The config publishing `jobs` per worker (with the handoff's marks); `previous`
- * itself when nothing changed. The first config is version 1.
+ * The config publishing `jobs` per worker (with a staged handoff's `marks`);
+ * `previous` itself when nothing changed. The first config is version 1.
+ * `floor`: the highest version published before (kept where deleting the
+ * ConfigMap cannot erase it): when `previous` is lost or older than that,
+ * versions never go backwards — every share is new, at max(floor, previous) + 1,
+ * because what the workers loaded is no longer known.
  */
-export function nextConfig(previous: WorkerConfig | undefined, jobs: Assignment, marks: HandoffMarks = {}): WorkerConfig {
+export function nextConfig(previous: WorkerConfig | undefined, jobs: Assignment, options: { marks?: HandoffMarks; floor?: number } = {}): WorkerConfig {
+  const { marks = {}, floor = 0 } = options;
   const marked = (worker: string, share: WorkerShare): WorkerShare => {
     const releasing = [...(marks[worker]?.releasing ?? [])].sort();
     const awaiting = [...(marks[worker]?.awaiting ?? [])].sort();
     const released = [...(marks[worker]?.released ?? [])].sort();
     return { ...share, ...(releasing.length ? { releasing } : {}), ...(awaiting.length ? { awaiting } : {}), ...(released.length ? { released } : {}) };
   };
-  if (previous === undefined) {
-    return { version: 1, workloads: shares(jobs, () => 1, marked) };
+  if (previous === undefined || previous.version < floor) {
+    const version = Math.max(floor, previous?.version ?? 0) + 1;
+    return { version, workloads: shares(jobs, () => version, marked) };
   }
   const version = previous.version + 1;
   const next = shares(

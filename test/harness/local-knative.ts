@@ -18,6 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { start, type Started, type StartExtras } from '../../functions/server.js';
 import { createLocalBroker, type Delivery, type LocalBroker } from '../../dev/broker/local-broker.js';
 import { loadTriggers } from '../../dev/broker/triggers.js';
+import { startResyncTimer, type ResyncTimer } from '../../dev/resync-timer.js';
 import { labelSelectorString } from '../../lib/kube/k8s-client.js';
 import { startApiServerSourceAdapter, type RunningAdapter, type WatchedResource } from '../controlplane/adapter.js';
 import { binPath, repoRoot } from '../controlplane/cluster.js';
@@ -90,7 +91,7 @@ export async function serviceAccountKubeconfig(adminKubeconfig: string, account:
   return path;
 }
 
-const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Pod: 'pods', Lease: 'leases' };
+const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Pod: 'pods', Lease: 'leases', ConfigMap: 'configmaps' };
 
 /** The adapter's resources, read from the ApiServerSource manifest (what its controller would resolve). */
 export function sourceResources(): WatchedResource[] {
@@ -119,12 +120,16 @@ export interface LocalKnativeOptions {
   onDelivery?: (d: Delivery) => void;
   /** Start the real ApiServerSource adapter (default true). */
   adapter?: boolean;
+  /** Ping `namespace` with the resync event every this many ms, like the PingSource (dev/resync-timer.ts); default off. */
+  resyncEveryMs?: number;
   hostExtras?: StartExtras;
 }
 
 export interface LocalKnative {
   brokerUrl: string;
   broker: LocalBroker;
+  /** The PingSource's stand-in for `namespace` (pings only every resyncEveryMs; pingNow() at will). */
+  resync: ResyncTimer;
   hosts: { assign: Started[]; restart: Started[] };
   adapter?: RunningAdapter;
   kubeconfigs: { assign: string; restart: string; source: string };
@@ -156,6 +161,7 @@ export async function startLocalKnative(options: LocalKnativeOptions): Promise<L
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const brokerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const resync = startResyncTimer(broker, [options.namespace], options.resyncEveryMs ?? 0);
   const adapter =
     options.adapter === false
       ? undefined
@@ -170,10 +176,12 @@ export async function startLocalKnative(options: LocalKnativeOptions): Promise<L
   return {
     brokerUrl,
     broker,
+    resync,
     hosts,
     ...(adapter ? { adapter } : {}),
     kubeconfigs: { assign: assignKc!, restart: restartKc!, source: sourceKc! },
     stop: async () => {
+      resync.stop();
       await adapter?.stop();
       broker.close();
       server.closeAllConnections();

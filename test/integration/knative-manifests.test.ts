@@ -110,6 +110,7 @@ describe('kustomize tree', () => {
         'ClusterRole/swarm-source',
         'CustomResourceDefinition/swarms.k8slab.info',
         'Namespace/swarm-system',
+        'PingSource/swarm-resync-swarm',
         'Service/swarm-assign',
         'Service/swarm-dead-letter',
         'Service/swarm-restart',
@@ -207,7 +208,7 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
 
   it('the ApiServerSource account can get/list/watch what it watches', async () => {
     const needs = ['get', 'list', 'watch'].flatMap((verb) =>
-      each('swarm-source', bound, [[verb, 'swarms.k8slab.info'], [verb, 'statefulsets.apps'], [verb, 'pods']]),
+      each('swarm-source', bound, [[verb, 'swarms.k8slab.info'], [verb, 'statefulsets.apps'], [verb, 'pods'], [verb, 'leases.coordination.k8s.io'], [verb, 'configmaps']]),
     );
     expect(await answers(needs)).toEqual(yes(needs));
   });
@@ -238,7 +239,8 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       // status and the ConfigMap have one writer, assign
       ...each('swarm-restart', bound, [['update', 'swarms.k8slab.info/status'], ['patch', 'swarms.k8slab.info/status'], ['update', 'configmaps'], ['patch', 'configmaps']]),
       // the source only reads
-      ...each('swarm-source', bound, [['get', 'configmaps'], ['delete', 'pods'], ['update', 'swarms.k8slab.info/status'], ['create', 'events']]),
+      ...each('swarm-source', bound, [['update', 'configmaps'], ['delete', 'configmaps'], ['delete', 'pods'], ['update', 'swarms.k8slab.info/status'], ['create', 'events']]),
+      ['swarm-source', 'watch', 'configmaps', other],
       // no RBAC escalation, and the dead-letter logger has no permissions at all
       ...each('swarm-assign', bound, [['create', 'rolebindings.rbac.authorization.k8s.io'], ['bind', 'clusterroles.rbac.authorization.k8s.io']]),
       ...each('swarm-dead-letter', bound, [['get', 'pods'], ['get', 'configmaps'], ['get', 'swarms.k8slab.info']]),
@@ -271,11 +273,14 @@ describe('npm run deploy / undeploy against a kubeconfig', () => {
     expect(image).toBe('registry.example/swarm:test');
     expect(await kubectlOk(['get', 'namespace', tenant, '-o', 'jsonpath={.metadata.labels.k8slab\\.info/swarm-enabled}'])).toBe('true');
     expect(await kubectlOk(['get', 'rolebinding', '-n', tenant, '-o', 'name'])).toContain('rolebinding.rbac.authorization.k8s.io/swarm-restart');
+    // The namespace's own resync ping, its data naming it.
+    expect(await kubectlOk(['get', 'pingsource', `swarm-resync-${tenant}`, '-n', 'swarm-system', '-o', 'jsonpath={.spec.data}'])).toBe(JSON.stringify({ namespace: tenant }));
 
     const down = deploy('undeploy', '--watch-namespace', tenant);
     expect(down.code).toBe(0);
     expect((await kubectl(['get', 'trigger', 'swarm-assign', '-n', 'swarm-system'])).code).not.toBe(0);
     expect(await kubectlOk(['get', 'rolebinding', '-n', tenant, '-o', 'name'])).toBe('');
+    expect((await kubectl(['get', 'pingsource', `swarm-resync-${tenant}`, '-n', 'swarm-system'])).code).not.toBe(0);
     // The CRD (and with it users' Swarms) survives undeploy.
     expect((await kubectl(['get', 'crd', 'swarms.k8slab.info'])).code).toBe(0);
   });

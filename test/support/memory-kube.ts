@@ -145,6 +145,11 @@ export class MemoryKube implements KubeClient {
       .map((s) => structuredClone(s));
   }
 
+  async listSwarmNames(namespace: string) {
+    await this.enter('listSwarmNames');
+    return [...this.swarms.values()].filter((s) => s.metadata.namespace === namespace && !s.metadata.deletionTimestamp).map((s) => s.metadata.name);
+  }
+
   async replaceSwarmStatus(swarm: Swarm) {
     await this.enter('replaceSwarmStatus');
     const key = `${swarm.metadata.namespace}/${swarm.metadata.name}`;

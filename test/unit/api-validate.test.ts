@@ -28,7 +28,7 @@ describe('validateSwarm accepts', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.swarm.spec.configKey).toBe('config.yml');
-    expect(result.swarm.spec.restart).toEqual({ policy: 'Restart', handoff: 'MakeBeforeBreak', maxUnavailable: 1 });
+    expect(result.swarm.spec.restart).toEqual({ policy: 'Restart', handoff: 'MakeBeforeBreak', maxUnavailable: 1, progressDeadlineSeconds: 600 });
   });
 
   it('explicit settings as given, and both job forms', () => {

@@ -134,9 +134,9 @@ describe('fromHttp rejects bad input with a final 4xx that names the problem', (
       { ...resourceUpdate().headers, 'Ce-Kind': 'Pod' }, resourceUpdate().body,
     ), 422, /kind attribute says Pod but data is a StatefulSet/],
     ['an event for a kind Swarm does not watch', () => rejection(
-      adapterHeaders('dev.knative.apiserver.resource.add', { ...stsRef, apiVersion: 'v1', kind: 'ConfigMap', subject: '/apis/v1/namespaces/team-a/configmaps/worker' }),
-      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'worker', namespace: 'team-a' } }),
-    ), 422, /unsupported kind ConfigMap \(v1\)/],
+      adapterHeaders('dev.knative.apiserver.resource.add', { ...stsRef, apiVersion: 'v1', kind: 'Secret', subject: '/apis/v1/namespaces/team-a/secrets/worker' }),
+      JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'worker', namespace: 'team-a' } }),
+    ), 422, /unsupported kind Secret \(v1\)/],
     ['a Pod of another API group', () => rejection(
       adapterHeaders('dev.knative.apiserver.ref.add', stsRef), JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Pod', name: 'p', namespace: 'n' }),
     ), 422, /unsupported kind Pod \(example.com\/v1\)/],

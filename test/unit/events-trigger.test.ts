@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ASSIGNMENT_CHANGED_TYPE, BadEventError, adapterSubject, apiServerEvent, assignmentChangedEvent, fromHttp,
-  guessResource, parseAssignmentChanged, toHttpMessage, toTrigger,
+  guessResource, owningSwarm, parseAssignmentChanged, PING_EVENT_TYPE, resyncPingEvent, toHttpMessage, toTrigger,
 } from '../../lib/events/index.js';
 import type { KubeObject } from '../../lib/events/index.js';
 
@@ -58,16 +58,61 @@ describe('toTrigger', () => {
   });
 
   it('rejects an unknown kind with 422, naming it', () => {
-    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n' } };
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c', namespace: 'n' } };
     const error = (() => {
       try {
-        toTrigger({ type: 'dev.knative.apiserver.resource.update', data: configMap });
+        toTrigger({ type: 'dev.knative.apiserver.resource.update', data: secret });
       } catch (err) {
         return err;
       }
     })();
     expect(error).toBeInstanceOf(BadEventError);
-    expect(error).toMatchObject({ status: 422, problem: expect.stringContaining('unsupported kind ConfigMap') });
+    expect(error).toMatchObject({ status: 422, problem: expect.stringContaining('unsupported kind Secret') });
+  });
+});
+
+describe('the resync ping', () => {
+  const ping = (data: unknown) => ({ type: PING_EVENT_TYPE, data });
+
+  it('names a namespace whose Swarms are all reconciled', () => {
+    expect(toTrigger(ping({ namespace: 'swarm' }))).toEqual({ source: 'ping', type: 'resync', namespace: 'swarm' });
+    expect(toTrigger(resyncPingEvent({ namespace: 'team-a' }))).toEqual({ source: 'ping', type: 'resync', namespace: 'team-a' });
+  });
+
+  it.each([
+    ['no data', undefined, /missing namespace|no data/],
+    ['a string', '"swarm"', /must be \{"namespace"/],
+    ['no namespace', { name: 'x' }, /missing namespace/],
+    ['a namespace that is not a DNS label', { namespace: '../kube-system' }, /data\.namespace: .*not a DNS-1123 label/],
+    ['a number as namespace', { namespace: 7 }, /missing namespace/],
+  ])('rejects %s with 422', (_what, data, problem) => {
+    let error: unknown;
+    try {
+      toTrigger(ping(data));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(BadEventError);
+    expect(error).toMatchObject({ status: 422, problem: expect.stringMatching(problem) });
+  });
+});
+
+describe('ConfigMap events', () => {
+  const configMap = (metadata: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pool-config', namespace: 'n', ...metadata } });
+  const owner = { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', name: 'by-owner', uid: 'u', controller: true };
+
+  it('map to their Swarm by controller reference first, else by the k8slab.info/swarm label', () => {
+    const both = configMap({ labels: { 'k8slab.info/swarm': 'by-label' }, ownerReferences: [owner] });
+    expect(toTrigger({ type: 'dev.knative.apiserver.resource.delete', data: both })).toMatchObject({ kind: 'ConfigMap', name: 'pool-config', swarm: 'by-owner' });
+    const labelled = configMap({ labels: { 'k8slab.info/swarm': 'by-label' } });
+    expect(toTrigger({ type: 'dev.knative.apiserver.resource.update', data: labelled })).toMatchObject({ swarm: 'by-label' });
+    expect(owningSwarm(configMap({ ownerReferences: [{ ...owner, controller: false }] }))).toBeUndefined();
+    expect(toTrigger({ type: 'dev.knative.apiserver.resource.update', data: configMap({}) })).not.toHaveProperty('swarm');
+  });
+
+  it('reject an owner name that is not a Swarm name (422)', () => {
+    const bad = configMap({ labels: { 'k8slab.info/swarm': 'Not..A/Name' } });
+    expect(() => toTrigger({ type: 'dev.knative.apiserver.resource.update', data: bad })).toThrow(/owning Swarm/);
   });
 });
 

@@ -35,6 +35,7 @@ const ADD = 'dev.knative.apiserver.resource.add';
 const DELETE = 'dev.knative.apiserver.resource.delete';
 const REF_UPDATE = 'dev.knative.apiserver.ref.update';
 const CHANGED = 'info.k8slab.swarm.assignment.changed';
+const PING = 'dev.knative.sources.ping';
 
 const binary = (type: string, data: unknown, extra: Record<string, string> = {}): Req => ({
   headers: { 'ce-specversion': '1.0', 'ce-id': 'e1', 'ce-source': 'https://10.96.0.1:443', 'ce-type': type, 'content-type': 'application/json', ...extra },
@@ -71,6 +72,7 @@ const rows: Row[] = [
   { what: 'structured, ;charset=UTF-8', req: structured({ type: DELETE, data: gone }, 'application/cloudevents+json;charset=UTF-8'), status: 202 },
   { what: 'structured, Application/CloudEvents+JSON', req: structured({ type: DELETE, data: gone }, 'Application/CloudEvents+JSON'), status: 202 },
   { what: 'a dotted Swarm name (a subdomain)', req: binary(DELETE, swarmNamed('web.v2')), status: 202 },
+  { what: 'a resync ping for a namespace with no Swarms (a no-op)', req: binary(PING, { namespace: 'empty' }), status: 202 },
 
   // The envelope: 400.
   { what: 'not a CloudEvent', req: { headers: { 'content-type': 'application/json' }, body: '{}' }, status: 400, error: 'not a CloudEvent' },
@@ -100,7 +102,11 @@ const rows: Row[] = [
   { what: 'an unknown type', req: binary('com.example.unknown', '{}'), status: 422, error: 'unknown event type "com.example.unknown"' },
   { what: 'data not what the type says', req: binary(ADD, { kind: 'Swarm' }), status: 422, error: 'missing apiVersion' },
   { what: 'a Pod event sent to assign', req: binary(ADD, podOwnedBy('swarm-worker')), status: 422, error: 'does not handle Pod' },
-  { what: 'a kind Swarm does not watch', req: binary(ADD, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' } }), status: 422, error: 'unsupported kind ConfigMap' },
+  { what: 'a resync ping without a namespace', req: binary(PING, { hello: 'world' }), status: 422, error: 'not a resync ping: missing namespace' },
+  { what: 'a resync ping whose data is a list', req: binary(PING, ['swarm']), status: 422, error: 'data must be {"namespace": "<namespace>"}, got an array' },
+  { what: 'a resync ping naming namespace ..', req: binary(PING, { namespace: '..' }), status: 422, error: 'data.namespace: "..": not a DNS-1123 label' },
+  { what: 'a resync ping sent to restart', fn: 'restart', req: binary(PING, { namespace: 'ns' }), status: 422, error: 'does not handle resync ping' },
+  { what: 'a kind Swarm does not watch', req: binary(ADD, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c', namespace: 'ns' } }), status: 422, error: 'unsupported kind Secret' },
 
   // Names the apiserver would refuse: 422 naming the field, before any API call.
   { what: 'Swarm name ..', req: binary(ADD, swarmNamed('..')), status: 422, error: 'data.metadata.name: "..": not a DNS-1123 subdomain' },

@@ -5,6 +5,7 @@ import {
   parseArgs,
   planSteps,
   repositoryOf,
+  resyncPingFor,
   splitDocuments,
   UsageError,
   type Manifest,
@@ -116,6 +117,34 @@ describe('planSteps', () => {
     const steps = planSteps('install-crd', options, { installation: [], crd, bindings: [] });
     expect(steps).toHaveLength(1);
     expect(steps[0]?.args).toContain('--dry-run=server');
+  });
+});
+
+describe('the resync ping per watched namespace', () => {
+  const ping: Manifest = splitDocuments(`
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata: {name: swarm-resync-swarm, namespace: swarm-system}
+spec: {schedule: "* * * * *", contentType: application/json, data: '{"namespace": "swarm"}', sink: {ref: {kind: Broker, name: swarm}}}
+`)[0]!;
+
+  it('renders one per namespace, in swarm-system, named after it, its data naming it', () => {
+    const rendered = resyncPingFor(ping, 'team-a');
+    expect(rendered.metadata).toEqual({ name: 'swarm-resync-team-a', namespace: 'swarm-system' });
+    expect(JSON.parse((rendered.spec as { data: string }).data)).toEqual({ namespace: 'team-a' });
+    expect(rendered.spec).toMatchObject({ schedule: '* * * * *', sink: { ref: { kind: 'Broker', name: 'swarm' } } });
+  });
+
+  it('is applied with each namespace binding and removed with it', () => {
+    const options = parseArgs(['deploy', '--watch-namespace', 'team-a']).options;
+    const deploy = planSteps('deploy', options, { installation: [...installation, ping], crd, bindings });
+    const binding = deploy.find((s) => s.say.includes('binding the functions in namespace team-a'));
+    expect(splitDocuments(binding?.stdin ?? '').map((d) => `${d.kind}/${d.metadata?.namespace}/${d.metadata?.name}`)).toEqual([
+      'RoleBinding/team-a/swarm-assign',
+      'PingSource/swarm-system/swarm-resync-team-a',
+    ]);
+    const undeploy = planSteps('undeploy', options, { installation: [...installation, ping], crd, bindings });
+    expect(undeploy.find((s) => s.say.includes('removing'))?.stdin).toContain('swarm-resync-team-a');
   });
 });
 

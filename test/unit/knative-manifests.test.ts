@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { LABEL_MANAGED_BY, MANAGED_BY } from '../../lib/decisions/workspace.js';
+import { PING_EVENT_TYPE, toTrigger } from '../../lib/events/index.js';
 
 const base = resolve(import.meta.dirname, '../../knative/base');
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -64,13 +66,14 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
 
   it('source: get/list/watch on exactly what the ApiServerSource watches', () => {
     const watched = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).map((r) => r.kind);
-    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod', 'Lease']);
+    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod', 'Lease', 'ConfigMap']);
     expect(permissions(byName(roles, 'swarm-source'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('apps', 'statefulsets', ['get', 'list', 'watch']),
         ...expand('', 'pods', ['get', 'list', 'watch']),
         ...expand('coordination.k8s.io', 'leases', ['get', 'list', 'watch']),
+        ...expand('', 'configmaps', ['get', 'list', 'watch']),
       ].sort(),
     );
   });
@@ -139,6 +142,19 @@ describe('event routing', () => {
       expect(trigger.spec.delivery).toMatchObject({ backoffPolicy: 'exponential', deadLetterSink: { ref: { kind: 'Service', name: 'swarm-dead-letter' } } });
       expect(trigger.spec.delivery.retry).toBeGreaterThan(0);
     }
+  });
+
+  it('watches only the ConfigMaps Swarm manages (the label every write sets)', () => {
+    const configMap = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).find((r) => r.kind === 'ConfigMap');
+    expect(configMap?.selector).toEqual({ matchLabels: { [LABEL_MANAGED_BY]: MANAGED_BY } });
+  });
+
+  it('pings a resync every minute to the Broker, its data naming the namespace to resync', () => {
+    const ping = byName(load('pingsource.yaml'), 'swarm-resync-swarm');
+    expect(ping).toMatchObject({ apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', spec: { schedule: '* * * * *', contentType: 'application/json' } });
+    expect(ping.spec.sink.ref).toEqual({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'swarm' });
+    expect(toTrigger({ type: PING_EVENT_TYPE, data: JSON.parse(ping.spec.data) })).toEqual({ source: 'ping', type: 'resync', namespace: 'swarm' });
+    expect(load('kustomization.yaml')[0]?.resources).toContain('pingsource.yaml');
   });
 
   it('watches only Swarm worker pods', () => {

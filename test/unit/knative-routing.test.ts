@@ -10,6 +10,7 @@ import { subscribersFor } from '../../dev/broker/filters.js';
 import { loadTriggers } from '../../dev/broker/triggers.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
+import { resyncPingEvent } from '../../lib/events/ping.js';
 
 type Attributes = Record<string, unknown>;
 
@@ -38,10 +39,19 @@ describe('Trigger routing', () => {
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: lease }))).toEqual(['swarm-assign']);
     });
 
+    it(`the Swarms' own ConfigMap ${verb} events go to swarm-assign only`, () => {
+      const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta('swarm-worker-config'), labels: { 'app.kubernetes.io/managed-by': 'swarm', 'k8slab.info/swarm': 'swarm-worker' } } };
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: configMap }))).toEqual(['swarm-assign']);
+    });
+
     it(`Pod ${verb} events go to swarm-restart only`, () => {
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: pod }))).toEqual(['swarm-restart']);
     });
   }
+
+  it('the resync ping (PingSource) goes to swarm-assign only', () => {
+    expect(routes(resyncPingEvent({ namespace: 'swarm' }))).toEqual(['swarm-assign']);
+  });
 
   it('the assign function\'s assignment.changed reply goes to swarm-restart only (no loop back to assign)', () => {
     const reply = assignmentChangedEvent({ swarm: { namespace: 'swarm', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] });

@@ -1,0 +1,348 @@
+// Recovery and truth in status, over plain data: versions never go backwards
+// (a lost ConfigMap is recreated above the last version, every live pod
+// restarted), the resync ping and ConfigMap events reach every Swarm they
+// name, a rollout blocked past its deadline is Degraded naming the blocking
+// pod, and workers that cannot acknowledge are inferred from start times.
+import type * as k8s from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { assignFunction, boundedAll } from '../../functions/assign/index.js';
+import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
+import { validateSwarm } from '../../lib/api/validate.js';
+import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import { computeCoverage, inferredRunsShare, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
+import { computeStatus, rolloutBlockers } from '../../lib/decisions/status.js';
+import { podsByWorker } from '../../lib/decisions/workers.js';
+import { ANNOTATION_LAST_CHANGE, readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
+import { toTrigger } from '../../lib/events/trigger.js';
+import { resyncPingEvent } from '../../lib/events/ping.js';
+import { apiServerEvent } from '../../lib/events/apiserver-event.js';
+import { podView } from '../../lib/kube/k8s-client.js';
+import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
+import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
+
+const T = '2026-11-22T00:00:00Z';
+const plus = (seconds: number, from = T) => new Date(Date.parse(from) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const valid = (s: Swarm): ValidSwarm => {
+  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
+  if (!v.ok) throw new Error(v.problems.join('; '));
+  return v.swarm;
+};
+const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
+  name: `swarm-worker-${ordinal}`,
+  namespace: 'ns',
+  uid: `pod-${ordinal}`,
+  resourceVersion: '1',
+  creationTimestamp: '2026-01-01T00:00:00Z',
+  ready: true,
+  terminating: false,
+  labels: { app: 'swarm-worker' },
+  ownerStatefulSet: 'swarm-worker',
+  ...over,
+});
+const converge = (d: AssignDecision) => {
+  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
+  return d;
+};
+/** A Swarm whose status recorded `version` as the last one published. */
+const publishedAt = (version: number, spec: Parameters<typeof swarmOf>[0] = {}): ValidSwarm => ({ ...valid(swarmOf(spec)), status: { version } });
+const configMapWith = (text: string, annotations: Record<string, string> = {}): ConfigMapView => ({
+  name: 'swarm-worker-config',
+  namespace: 'ns',
+  uid: 'cm-uid',
+  resourceVersion: '9',
+  labels: {},
+  annotations,
+  ownerReferences: [],
+  data: { 'config.yml': text },
+});
+
+describe('versions never go backwards', () => {
+  it('nextConfig: a config lost or older than the last published starts above it, every share new', () => {
+    const assignment = { 'swarm-worker-0': ['a'], 'swarm-worker-1': ['b'] };
+    expect(nextConfig(undefined, assignment).version).toBe(1);
+    expect(nextConfig(undefined, assignment, { floor: 7 })).toEqual({ version: 8, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 8 }, 'swarm-worker-1': { jobs: ['b'], version: 8 } } });
+    const handEdited = { version: 3, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 1 }, 'swarm-worker-1': { jobs: ['b'], version: 3 } } };
+    expect(nextConfig(handEdited, assignment, { floor: 7 }).version).toBe(8);
+    // Not behind the floor: only what changed is new, and nothing at all when nothing did.
+    const current = { version: 9, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 2 }, 'swarm-worker-1': { jobs: ['b'], version: 9 } } };
+    expect(nextConfig(current, assignment, { floor: 7 })).toBe(current);
+  });
+
+  it('a deleted ConfigMap is recreated at the last version + 1, and every worker with a live pod is restarted', () => {
+    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [pod(0), pod(1)], now: T }));
+    expect(d.write).toBe('create');
+    expect(d.config.version).toBe(6);
+    expect(Object.values(d.config.workloads).map((w) => w.version)).toEqual([6, 6, 6]);
+    const restarts = readRestarts(d.configMap.annotations);
+    expect(restarts.version).toBe(6);
+    expect(restarts.steps.map((s) => [s.worker, s.staleUid])).toEqual([
+      ['swarm-worker-0', 'pod-0'],
+      ['swarm-worker-1', 'pod-1'],
+    ]);
+    // The written time is recorded with the version; worker-2 had no pod to pin.
+    expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 6, at: T, unpinned: ['swarm-worker-2'] });
+  });
+
+  it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
+    const garbled = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [pod(0), pod(1)] }));
+    expect(garbled.malformedPrevious).toBeDefined();
+    expect(garbled.config.version).toBe(6);
+    expect(readRestarts(garbled.configMap.annotations).steps).toHaveLength(2);
+
+    const lowered = render({ version: 2, workloads: { 'swarm-worker-0': { jobs: seedStreams.slice(0, 14), version: 2 }, 'swarm-worker-1': { jobs: seedStreams.slice(14), version: 1 } } });
+    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith(lowered), pods: [pod(0), pod(1)] }));
+    expect(d.config.version).toBe(6);
+    expect(readRestarts(d.configMap.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+
+    // A config ahead of status (status written after the ConfigMap) is simply in force.
+    const ahead = render(parse(lowered));
+    const fine = converge(decideConfigMap({ swarm: publishedAt(1), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [pod(0), pod(1)] }));
+    expect(fine.config.version).toBe(2);
+  });
+
+  it('hot-reloading workers (policy None) get the higher version and no restarts', () => {
+    const d = converge(decideConfigMap({ swarm: publishedAt(5, { restart: { policy: 'None' } }), statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
+    expect(d.config.version).toBe(6);
+    expect(readRestarts(d.configMap.annotations).steps).toEqual([]);
+    expect(readLastChange(d.configMap.annotations)).not.toHaveProperty('unpinned');
+  });
+
+  it('status keeps the last version while no config is read (a problem), so the floor survives', () => {
+    const swarm = { ...valid(swarmOf()), status: { version: 5 } };
+    const status = computeStatus({ swarm, now: T, problem: { reason: 'StatefulSetNotFound', message: 'gone' }, pods: [] });
+    expect(status.version).toBe(5);
+  });
+
+  it('reconciling a Swarm whose ConfigMap was deleted recreates it above the version status recorded', async () => {
+    const { kube, env } = stubWorld(2);
+    const fn = assignFunction(env, createCoalescer());
+    const swarmEvent = toTrigger(apiServerEvent({ verb: 'add', mode: 'resource', object: kube.swarms.get('ns/swarm') as never }));
+    await fn.handle(swarmEvent);
+    expect(parse(kube.configFor('ns', 'swarm-worker-config')!).version).toBe(1);
+    const deleted = kube.configMaps.get('ns/swarm-worker-config')!;
+    kube.configMaps.delete('ns/swarm-worker-config');
+    // The ConfigMap's own delete event names its Swarm (controller reference).
+    const event = apiServerEvent({ verb: 'delete', mode: 'resource', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: deleted.name, namespace: 'ns', labels: deleted.labels, ownerReferences: deleted.ownerReferences } } });
+    const out = await fn.handle(toTrigger(event));
+    expect(out.summary.swarms).toMatchObject([{ swarm: 'ns/swarm', result: 'changed', version: 2 }]);
+    expect(parse(kube.configFor('ns', 'swarm-worker-config')!).version).toBe(2);
+    expect(readRestarts(kube.configMaps.get('ns/swarm-worker-config')!.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    expect(kube.swarms.get('ns/swarm')!.status?.version).toBe(2);
+  });
+});
+
+describe('the resync ping', () => {
+  it('reconciles every Swarm of the namespace it names, as if each had its own event', async () => {
+    const { kube, env } = stubWorld(2);
+    for (const name of ['b', 'c']) {
+      kube.addSwarm(swarmOf({ statefulSetName: `pool-${name}`, configMapName: `pool-${name}-config` }, name));
+      kube.setStatefulSet('ns', `pool-${name}`, 1);
+    }
+    kube.addSwarm(swarmOf({}, 'elsewhere', 'other'));
+    const fn = assignFunction(env, createCoalescer());
+    const out = await fn.handle(toTrigger(resyncPingEvent({ namespace: 'ns' })));
+    expect((out.summary.swarms as Array<{ swarm: string; result: string }>).map((s) => [s.swarm, s.result]).sort()).toEqual([
+      ['ns/b', 'changed'],
+      ['ns/c', 'changed'],
+      ['ns/swarm', 'changed'],
+    ]);
+    expect([...kube.configMaps.keys()].sort()).toEqual(['ns/pool-b-config', 'ns/pool-c-config', 'ns/swarm-worker-config']);
+    // A second ping finds everything in place: no writes.
+    const writes = kube.writes.length;
+    await fn.handle(toTrigger(resyncPingEvent({ namespace: 'ns' })));
+    expect(kube.writes.length).toBe(writes);
+  });
+
+  it('a ping for a namespace with no Swarms is a 2xx no-op after one list', async () => {
+    const { kube, env } = stubWorld(1);
+    const fn = assignFunction(env, createCoalescer());
+    kube.calls.length = 0;
+    const out = await fn.handle(toTrigger(resyncPingEvent({ namespace: 'empty' })));
+    expect(out).toEqual({ status: 202, summary: { function: 'assign', swarms: [] } });
+    expect(kube.calls).toEqual(['listSwarmNames']);
+  });
+
+  it('boundedAll runs every task, at most `limit` at once, and then reports the first failure', async () => {
+    let running = 0;
+    let peak = 0;
+    const ran: number[] = [];
+    const tasks = Array.from({ length: 10 }, (_, i) => async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 1));
+      running -= 1;
+      ran.push(i);
+      if (i === 3) throw new Error('transient');
+      return i;
+    });
+    await expect(boundedAll(tasks, 4)).rejects.toThrow('transient');
+    expect(ran.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(peak).toBe(4);
+    expect(await boundedAll([async () => 1, async () => 2], 4)).toEqual([1, 2]);
+  });
+});
+
+describe('the inference from start times (workers that cannot acknowledge)', () => {
+  const changedAt: WrittenAt = { version: 4, at: T, unpinned: ['swarm-worker-0'] };
+
+  it('a worker whose share changed with no pod pinned runs it only if its container started a margin after the write', () => {
+    const at = (seconds: number) => inferredRunsShare('swarm-worker-0', pod(0, { startedAt: plus(seconds) }), 4, changedAt);
+    expect(at(-30)).toBe(false);
+    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe(false);
+    expect(at(INFERENCE_MARGIN_SECONDS)).toBe(true);
+    expect(inferredRunsShare('swarm-worker-0', pod(0), 4, changedAt)).toBe(false);
+  });
+
+  it('otherwise the bookkeeping stands: a share older than the write, a pinned worker, no recorded time', () => {
+    const early = pod(0, { startedAt: plus(-30) });
+    expect(inferredRunsShare('swarm-worker-0', early, 3, changedAt)).toBe(true);
+    expect(inferredRunsShare('swarm-worker-1', pod(1, { startedAt: plus(-30) }), 4, changedAt)).toBe(true);
+    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, unpinned: ['swarm-worker-0'] })).toBe(true);
+    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, at: T })).toBe(true);
+    expect(inferredRunsShare('swarm-worker-0', early, 4, undefined)).toBe(true);
+  });
+
+  it('computeCoverage counts such a worker uncovered, and an acknowledging one is judged by its Lease alone', () => {
+    const config = { version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } };
+    const run = (pods: PodView[]) =>
+      computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, pods), leases: [], restartPending: new Set(), lastChange: changedAt });
+    const early = run([pod(0, { startedAt: plus(1) }), pod(1)]);
+    expect(early.uncovered).toEqual(['a', 'b']);
+    expect(early.unverified).toBe(1);
+    expect(early.workers.get('swarm-worker-0')).toEqual({ state: 'Uncovered' });
+    const late = run([pod(0, { startedAt: plus(60) }), pod(1)]);
+    expect(late.uncovered).toEqual([]);
+    expect(late.unverified).toBe(3);
+  });
+});
+
+describe('a rollout blocked past its deadline is Degraded, naming the blocking pod', () => {
+  const config = { version: 2, workloads: { 'swarm-worker-0': { jobs: seedStreams.slice(0, 14), version: 2 }, 'swarm-worker-1': { jobs: seedStreams.slice(14), version: 2 } } };
+  const status = (now: string, pods: PodView[], over: { spec?: Parameters<typeof swarmOf>[0]; workspace?: ReturnType<typeof readRestarts>; lastChange?: WrittenAt } = {}) =>
+    computeStatus({
+      swarm: valid(swarmOf(over.spec ?? {})),
+      now,
+      statefulSet: { ...sts(2), readyReplicas: pods.filter((p) => p.ready).length },
+      config,
+      pods,
+      leases: [],
+      ...(over.workspace ? { workspace: over.workspace } : {}),
+      lastChange: over.lastChange ?? { version: 2, at: T },
+    });
+  const condition = (s: ReturnType<typeof computeStatus>, type: string) => s.conditions?.find((c) => c.type === type);
+  const unschedulable = pod(1, { ready: false, phase: 'Pending', unschedulable: '0/3 nodes are available: 3 Insufficient cpu.', readinessChangedAt: T });
+
+  it('Pending: Unschedulable, with the scheduler\'s message, after 600 s by default', () => {
+    expect(status(plus(599), [pod(0), unschedulable]).phase).toBe('Pending');
+    const stuck = status(plus(601), [pod(0), unschedulable]);
+    expect(stuck.phase).toBe('Degraded');
+    expect(condition(stuck, 'Degraded')).toMatchObject({ status: 'True', reason: 'RolloutStuck' });
+    expect(condition(stuck, 'Degraded')?.message).toBe(
+      `rollout of version 2 blocked for more than 600s: swarm-worker-1 pod is Pending: Unschedulable: 0/3 nodes are available: 3 Insufficient cpu., since ${T}`,
+    );
+    expect(condition(stuck, 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutStuck' });
+    expect(condition(stuck, 'Ready')).toMatchObject({ status: 'False', reason: 'PodsNotReady' });
+  });
+
+  it('a container waiting (CrashLoopBackOff, ImagePullBackOff) or a pod not Ready, within the Swarm\'s own deadline', () => {
+    const spec = { restart: { progressDeadlineSeconds: 60 } };
+    const crashing = pod(1, { ready: false, phase: 'Running', waiting: { reason: 'CrashLoopBackOff', message: 'back-off 5m0s restarting failed container' }, readinessChangedAt: T });
+    expect(condition(status(plus(61), [pod(0), crashing], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: CrashLoopBackOff (back-off 5m0s restarting failed container)');
+    const pulling = pod(1, { ready: false, phase: 'Pending', waiting: { reason: 'ImagePullBackOff' }, readinessChangedAt: T });
+    expect(condition(status(plus(61), [pod(0), pulling], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: ImagePullBackOff');
+    const notReady = pod(1, { ready: false, phase: 'Running', readinessChangedAt: T });
+    expect(condition(status(plus(61), [pod(0), notReady], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is not Ready');
+    expect(status(plus(59), [pod(0), notReady], { spec }).phase).toBe('Pending');
+  });
+
+  it('a worker gone, a restart never done, a worker never running its share: blocked since the version was written', () => {
+    const missing = status(plus(601), [pod(0)]);
+    expect(condition(missing, 'Degraded')?.message).toContain('swarm-worker-1 has no pod');
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: [] }] };
+    expect(condition(status(plus(601), [pod(0), pod(1)], { workspace }), 'Degraded')?.message).toContain('swarm-worker-0 still runs an older share (restart pending)');
+    const lastChange = { version: 2, at: T, unpinned: ['swarm-worker-1'] };
+    expect(condition(status(plus(601), [pod(0), pod(1, { startedAt: plus(1) })], { lastChange }), 'Degraded')?.message).toContain(
+      'swarm-worker-1 started too soon after its share of version 2 was written to be inferred to run it',
+    );
+  });
+
+  it('names the most fundamental blocker first: a pod out of service before the workers waiting for it', () => {
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: ['swarm-worker-1'] }] };
+    const message = condition(status(plus(601), [pod(0), unschedulable], { workspace }), 'Degraded')?.message ?? '';
+    expect(message).toMatch(/: swarm-worker-1 pod is Pending: Unschedulable.*\(1 more worker\(s\) blocked: swarm-worker-0\)$/);
+  });
+
+  it('a long rollout that keeps moving is not stuck: the deadline counts from its last observed progress', () => {
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: ['swarm-worker-1'] }] };
+    const justReplaced = pod(1, { uid: 'pod-1b', creationTimestamp: plus(500), readinessChangedAt: plus(520) });
+    expect(status(plus(700), [pod(0), justReplaced], { workspace }).phase).toBe('Updating');
+    expect(condition(status(plus(1200), [pod(0), justReplaced], { workspace }), 'Degraded')?.message).toContain(`swarm-worker-0 still runs an older share (restart pending), since ${plus(520)}`);
+  });
+
+  it('counts only from observed times: a pod failing long after the rollout gets its own deadline; no time, no verdict', () => {
+    const lateFailure = pod(1, { ready: false, phase: 'Running', readinessChangedAt: plus(3600) });
+    expect(status(plus(3700), [pod(0), lateFailure]).phase).toBe('Pending');
+    expect(status(plus(4300), [pod(0), lateFailure]).phase).toBe('Degraded');
+    const blockers = rolloutBlockers({
+      workers: ['swarm-worker-0', 'swarm-worker-1'],
+      pods: podsByWorker('swarm-worker', 2, [pod(0, { ready: false })]),
+      restartPending: new Set(['swarm-worker-0']),
+      coverage: undefined,
+      version: 2,
+      writtenAt: undefined,
+    });
+    expect(blockers).toEqual([]);
+  });
+
+  it('a converged Swarm is never RolloutStuck, however old its version', () => {
+    expect(status(plus(86_400), [pod(0), pod(1)]).phase).toBe('Running');
+  });
+});
+
+describe('observed data behind it', () => {
+  it('the last-change annotation records when the version was written, and reads the older form too', () => {
+    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, movedTotal: 0, moves: [] }) })).toEqual({ version: 3, movedTotal: 0, moves: [] });
+    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: 'yesterday', unpinned: 'x', movedTotal: 0, moves: [] }) })).toEqual({ version: 3, movedTotal: 0, moves: [] });
+    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: T, unpinned: ['w-1'], movedTotal: 0, moves: [] }) })).toMatchObject({ at: T, unpinned: ['w-1'] });
+  });
+
+  it('podView reads phase, the scheduler\'s refusal, a waiting container, the latest container start and the readiness change', () => {
+    const at = new Date(T);
+    const pending: k8s.V1Pod = {
+      metadata: { name: 'swarm-worker-1', namespace: 'ns', uid: 'u', creationTimestamp: at },
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available', lastTransitionTime: at }],
+      },
+    };
+    expect(podView(pending)).toMatchObject({ phase: 'Pending', unschedulable: '0/3 nodes are available', readinessChangedAt: T });
+    const running: k8s.V1Pod = {
+      metadata: { name: 'swarm-worker-1', namespace: 'ns', uid: 'u' },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: at }, { type: 'Ready', status: 'False', lastTransitionTime: new Date(plus(9)) }],
+        containerStatuses: [
+          { name: 'a', image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date(plus(3)) } } },
+          { name: 'b', image: 'i', imageID: '', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } } },
+        ],
+      },
+    };
+    const view = podView(running);
+    expect(view).toMatchObject({ phase: 'Running', waiting: { reason: 'CrashLoopBackOff', message: 'back-off' }, readinessChangedAt: plus(9) });
+    // Not every container runs: no start time for the pod.
+    expect(view).not.toHaveProperty('startedAt');
+    expect(view).not.toHaveProperty('unschedulable');
+    const both: k8s.V1Pod = { ...running, status: { ...running.status, containerStatuses: [running.status!.containerStatuses![0]!, { ...running.status!.containerStatuses![0]!, name: 'b', state: { running: { startedAt: new Date(plus(7)) } } }] } };
+    expect(podView(both).startedAt).toBe(plus(7));
+  });
+
+  it('a reconcile records the time its version was written, from the env clock', async () => {
+    const { kube, env } = stubWorld(2, {}, silentLog);
+    await assignFunction(env, createCoalescer()).handle(toTrigger(resyncPingEvent({ namespace: 'ns' })));
+    expect(readLastChange(kube.configMaps.get('ns/swarm-worker-config')!.annotations)).toMatchObject({ version: 1, at: T });
+  });
+});
