@@ -20,7 +20,16 @@ export interface EndToEnd {
   stop(): Promise<void>;
 }
 
-export async function startEndToEnd(options: { kubeconfig: string; namespace: string; clusterWorkDir: string; realNode: string }): Promise<EndToEnd> {
+export async function startEndToEnd(options: {
+  kubeconfig: string;
+  namespace: string;
+  clusterWorkDir: string;
+  realNode: string;
+  /** Instances of each function (default 1). */
+  instances?: number;
+  /** The resync ping's period (PingSource's stand-in; default none). */
+  resyncEveryMs?: number;
+}): Promise<EndToEnd> {
   const { kubeconfig, namespace } = options;
   if (!options.realNode) throw new Error('the end-to-end tests run the reference worker as real pods: they need the cluster\'s real node (SWARM_REAL_NODE=0 has none)');
   const workerImage = await ensureWorkerImage(options.clusterWorkDir, (line) => process.stderr.write(`[image] ${line}\n`));
@@ -35,6 +44,8 @@ export async function startEndToEnd(options: { kubeconfig: string; namespace: st
     workDir: join(defaultWorkDir, 'e2e', namespace),
     backoffScale: 0.2,
     onDelivery: (d) => delivered.push(d),
+    ...(options.instances ? { instances: options.instances } : {}),
+    ...(options.resyncEveryMs ? { resyncEveryMs: options.resyncEveryMs } : {}),
   });
   return {
     local,

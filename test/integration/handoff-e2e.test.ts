@@ -1,7 +1,7 @@
 // Observed handoffs on the real node, measured by what the workers report:
 // hot-reloading reference workers (restart policy None) under Swarm-owned
 // scaling (`kubectl scale swm`), make-before-break staged through the
-// ConfigMap. Asserted: zero uncovered job-seconds across each resize (the
+// ConfigMap, with two instances of each function and the resync ping on. Asserted: zero uncovered job-seconds across each resize (the
 // coverage recorder, from the workers' own start/stop lines), every job run
 // exactly once at the end, no pod restarted, and status never Ready while a
 // job had no acknowledged owner.
@@ -10,7 +10,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, AppsV1Api } from '@kubernetes/
 import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { kubectl } from '../harness/local-knative.js';
+import { enableNamespace, kubectl } from '../harness/local-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
@@ -76,7 +76,7 @@ const liveUids = (): Map<string, string> =>
   new Map([...world.workers.pods.values()].filter((p) => p.deletedAt === undefined).map((p) => [p.name, p.uid]));
 
 beforeAll(async () => {
-  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode') });
+  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode'), instances: 2, resyncEveryMs: 10_000 });
 });
 
 afterAll(async () => {
@@ -134,6 +134,21 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
       3,
       jobs,
       seedStreams,
+    );
+    expect(report.gaps).toEqual([]);
+  });
+
+  it('assign loses its API access for 40 s during a resize: nothing half-done, the resync ping finishes it once access is back, zero uncovered job-seconds', async () => {
+    const jobs = [...seedStreams, 'stream:late'];
+    const { report } = await step(
+      async () => {
+        await kubectl(kubeconfig, ['-n', NS, 'delete', 'rolebinding', 'swarm-assign']);
+        await scaleSwarm(2)();
+        await new Promise((resolve) => setTimeout(resolve, 40_000));
+        await enableNamespace(kubeconfig, NS);
+      },
+      2,
+      jobs,
     );
     expect(report.gaps).toEqual([]);
   });
