@@ -18,6 +18,7 @@
 //   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
 //                                                   Swarm, then the original operator, per sync
 //                                                   period → bench/RESULTS.md (bench:coverage:original)
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
@@ -322,7 +323,18 @@ const machine = `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim
 const measures =
   "Per step, over the window from the command until the workers' own reports show them running what the ConfigMap assigns at a newer version, each of the new replica count's pods its share, in a state that then holds for 25 s (a system may still act after the workers first agree: the original deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick, when hot-reloading workers may already run the new share); the window ends where that final state began (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *config written*: the ConfigMap held the version the step ended at; *status converged* (Swarm): the Swarm said Running at the new version with every pod Ready (the step waits for it too); *workers converged*: what the workers themselves ran agreed with the ConfigMap; *assigned to none / to two+ at rest*: jobs the final ConfigMap gives no worker or several (for an exact assignment, 0 / 0, and converged means every job run exactly once). A pod that died without stop lines ends at its container's terminated time. One run per setting: the numbers move by seconds from run to run with the machine's load and the kubelet's timing.";
 
+/** The tree measured: its commit, and whether it had uncommitted changes. */
+function measuredTree(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'an unknown commit';
+  }
+}
+
 const started = Date.now();
+const tree = measuredTree();
 const built = peer === 'original' ? await originalOperator((line) => progress(`  ${line}`)) : undefined;
 const runs: Run[] = [];
 for (const sync of syncs) runs.push(...(await run(sync, built)));
@@ -335,7 +347,7 @@ const body = (
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then \`kubectl scale sts/swarm-worker\` 2→3→4→1→3, each step started when the previous one converged. *Swarm*: this tree (Restart, MakeBeforeBreak, maxUnavailable 1; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then \`kubectl scale sts/swarm-worker\` 2→3→4→1→3, each step started when the previous one converged. *Swarm*: this tree, at ${tree} (Restart, MakeBeforeBreak, maxUnavailable 1; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
@@ -344,7 +356,7 @@ const body = (
     : [
         "## Coverage benchmark (baseline: today's design, before the handoff issue)",
         '',
-        `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx). ${took}`,
+        `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
         'Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams (Restart, MakeBeforeBreak, maxUnavailable 1), the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then `kubectl scale sts/swarm-worker` 2→3→4→1→3, each step started when the previous one converged.',
