@@ -289,7 +289,7 @@ async function moduleSource(tool: ToolSpec, dir: string, onProgress: ProgressFn)
   try {
     downloaded = await downloadModule(tool, join(dir, 'src'), onProgress);
   } catch (error) {
-    // Its last line says why (e.g. the proxy's "403 Forbidden").
+    // go mod download -json says why in its "Error" field (e.g. the proxy's 403 Forbidden).
     refusal = (error instanceof Error ? error.message : String(error)).trim().split('\n').filter((line) => line.includes('"Error"')).join(' ');
   }
   if (downloaded) {
