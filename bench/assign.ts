@@ -15,8 +15,7 @@ import { rendezvous } from './peers/rendezvous.js';
 import { roundRobin } from './peers/round-robin.js';
 import type { Algorithm, JobSet, PreviousLayout } from './peers/types.js';
 import { lineChart } from './svg.js';
-import { sectionOf } from './results-file.js';
-import { COVERAGE_SECTION } from './coverage-section.js';
+import { allSections } from './results-file.js';
 
 const quick = process.argv.includes('--quick');
 const STS = 'w';
@@ -398,9 +397,9 @@ const svgs = quick ? [] : charts(rows);
 out.push('## Charts', '', ...svgs.map((f) => `![${f}](${f})`), '');
 if (quick) process.stdout.write(out.join('\n'));
 else {
-  // Other benchmarks' sections (bench:coverage) are kept as they were.
+  // Other benchmarks' sections (bench:coverage, bench:coverage:original, bench:reconcile) are kept as they were.
   const file = new URL('RESULTS.md', import.meta.url);
-  const kept = existsSync(file) ? sectionOf(readFileSync(file, 'utf8'), COVERAGE_SECTION) : undefined;
-  writeFileSync(file, out.join('\n') + (kept ? `\n${kept}\n` : ''));
+  const kept = existsSync(file) ? allSections(readFileSync(file, 'utf8')) : [];
+  writeFileSync(file, out.join('\n') + kept.map((section) => `\n${section}\n`).join(''));
   process.stderr.write(`wrote bench/RESULTS.md and ${svgs.join(', ')}\n`);
 }

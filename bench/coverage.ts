@@ -1,68 +1,254 @@
-// npm run bench:coverage — what today's design does to the jobs while the
-// worker pool is resized, measured from the workers' own reports.
+// npm run bench:coverage — what the design does to the jobs while the worker
+// pool is resized, measured from the workers' own reports; with `--peer
+// original`, the same script against the original operator too, on the same
+// cluster, one after the other.
 //
 // On the local cluster with a real node: the sample worker pool (the reference
 // worker as real pods mounting the real ConfigMap), a Swarm over the 27 seed
 // streams, and `kubectl scale sts` 2→3→4→1→3, once with the kubelet's default
 // sync period and once with `syncFrequency: 10s`. Per step, from the scale
-// command until the workers' reports show every job run exactly once:
-// uncovered and duplicate job-seconds (test/support/coverage-recorder), the time
-// the Swarm's status said it converged, the time the workers did, and the pods
-// restarted. A benchmark, not a test: it asserts nothing about the numbers.
+// command until the workers' reports show them running what the ConfigMap
+// assigns: uncovered and duplicate job-seconds (test/support/coverage-recorder),
+// the time the config was written, the Swarm's status said it converged, the
+// workers did, and the pods restarted. A benchmark, not a test: it asserts
+// nothing about the numbers.
 //
-//   npm run bench:coverage                 both sync periods → bench/RESULTS.md
-//   npm run bench:coverage -- --sync 10s   one sync period, to stdout only
+//   npm run bench:coverage                          both sync periods → bench/RESULTS.md (bench:coverage)
+//   npm run bench:coverage -- --sync 10s            one sync period, to stdout only
+//   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
+//                                                   Swarm, then the original operator, per sync
+//                                                   period → bench/RESULTS.md (bench:coverage:original)
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Swarm } from '../lib/api/types.js';
+import { parse } from '../lib/workerconfig/index.js';
+import { originalOperator, readPins } from '../test/controlplane/build.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
-import { exactlyOnceAt, recordWorkerPool, sampleSwarmYaml, workerPoolYaml } from '../test/harness/worker-pool.js';
+import { ORIGINAL_CRD_NAME, manifestIn, startOriginalOperator, withStatefulSetAppLabel, type RunningOriginalOperator } from '../test/harness/original-operator.js';
+import { recordWorkerPool, sampleSwarmYaml, workerPoolYaml } from '../test/harness/worker-pool.js';
 import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import type { WorkerPodsRecorder } from '../test/support/coverage-recorder/recorder.js';
 import { seedStreams } from '../test/support/fixtures.js';
 import { eventually } from '../test/support/timeline.js';
-import { COVERAGE_SECTION } from './coverage-section.js';
+import { COVERAGE_SECTION, ORIGINAL_COVERAGE_SECTION } from './coverage-section.js';
+import { assignmentDefects, fmt, podNames, runsAssignment, scalingTotal, sideBySideTable, stepsTable, type Assignment, type StepResult } from './coverage-steps.js';
 import { withSection } from './results-file.js';
 
 const SCALES = [3, 4, 1, 3];
 const START_REPLICAS = 2;
-const NS = 'bench-coverage';
+const CONFIG_MAP = 'swarm-worker-config';
 /** Longest a step may take before it is recorded as not converged (the default sync period is 1 min, plus jitter). */
 const STEP_TIMEOUT_MS = 240_000;
+/**
+ * How long the workers must keep running the assignment before a step counts
+ * as over: a system may still act after they first agree (the original
+ * deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick,
+ * when hot-reloading workers may already run the new share), and that belongs
+ * to this step, not the next.
+ */
+const QUIET_MS = 25_000;
 
-const syncArg = process.argv.indexOf('--sync');
-const syncs: Array<string | undefined> = syncArg >= 0 ? [process.argv[syncArg + 1] === 'default' ? undefined : process.argv[syncArg + 1]] : [undefined, '10s'];
-/** Sync period label → the worker image that ran. */
-const images = new Map<string, string>();
+const argValue = (flag: string): string | undefined => {
+  const at = process.argv.indexOf(flag);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+const syncArg = argValue('--sync');
+const syncs: Array<string | undefined> = syncArg !== undefined ? [syncArg === 'default' ? undefined : syncArg] : [undefined, '10s'];
+const peer = argValue('--peer');
+if (peer !== undefined && peer !== 'original') throw new Error(`--peer: only "original" is known, not ${JSON.stringify(peer)}`);
 const progress = (line: string) => process.stderr.write(`[bench:coverage] ${line}\n`);
 
-interface StepResult {
-  readonly step: string;
-  readonly replicas: number;
-  readonly version: number | undefined;
-  /** Seconds from the command to the Swarm's status Running at the new version with every pod Ready. */
-  readonly statusConvergedS: number | undefined;
-  /** Seconds from the command to the workers' own reports showing every job exactly once. */
-  readonly workersConvergedS: number | undefined;
-  readonly uncoveredJobSeconds: number;
-  readonly jobsUncovered: number;
-  readonly longestGapS: number;
-  readonly duplicateJobSeconds: number;
-  readonly jobsDuplicated: number;
-  /** Pods deleted and replaced during the step (same name, new uid): the restart function's restarts. */
-  readonly podsRestarted: number;
-  /** Pods deleted by the scale-down itself (name beyond the new replica count). */
-  readonly podsRemoved: number;
-  readonly anomalies: number;
-  readonly misses: number;
+type SystemName = 'swarm' | 'original';
+const SYSTEM_LABEL: Record<SystemName, string> = { swarm: 'Swarm', original: 'original' };
+
+interface Run {
+  readonly system: SystemName;
+  readonly sync: string;
+  readonly image: string;
+  readonly results: StepResult[];
 }
 
-async function run(syncFrequency: string | undefined): Promise<StepResult[]> {
-  const label = syncFrequency ?? 'default';
-  progress(`sync ${label}: starting the cluster (real node)`);
+/** What a system under test does around the common script. */
+interface SystemUnderTest {
+  readonly name: SystemName;
+  readonly namespace: string;
+  /** The start step's action: the worker pool at START_REPLICAS, and whatever the system needs to assign it. */
+  start(): Promise<void>;
+  /** The version the Swarm's status says it converged at, once it does (Swarm only). */
+  statusConverged?(afterVersion: number, replicas: number): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+/** The common script: start at 2, then `kubectl scale sts` through SCALES, each step measured. */
+async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: WorkerPodsRecorder, label: string): Promise<StepResult[]> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = system.namespace;
+  /** The ConfigMap's config.yml as the workers would read it; undefined while missing or not yet valid (a placeholder). */
+  const workerConfig = async (): Promise<{ version: number; assignment: Assignment } | undefined> => {
+    const cm = await core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: ns }).catch(() => undefined);
+    try {
+      const config = parse(cm?.data?.['config.yml'] ?? '');
+      return { version: config.version, assignment: Object.fromEntries(Object.entries(config.workloads).map(([pod, share]) => [pod, share.jobs])) };
+    } catch {
+      return undefined;
+    }
+  };
+
+  const results: StepResult[] = [];
+  let statusVersion = 0;
+  const step = async (name: string, replicas: number, act: () => Promise<void>): Promise<void> => {
+    const r = recorder;
+    const deletedBefore = new Set([...r.pods.values()].filter((p) => p.deletedAt !== undefined).map((p) => p.uid));
+    const versionBefore = (await workerConfig())?.version ?? -1;
+    const pods = podNames(replicas);
+    const from = Date.now();
+    progress(`${label}: ${name}`);
+    await act();
+    // The step is over when the workers' own reports show them running what
+    // the ConfigMap assigns at a newer version, and (Swarm) its status says so.
+    const firstSeen = new Map<number, number>();
+    let statusAt: number | undefined;
+    let last: { version: number; assignment: Assignment } | undefined;
+    const done = await eventually(
+      `the workers ran the new assignment at ${replicas} replicas`,
+      async () => {
+        const now = Date.now();
+        if (system.statusConverged && statusAt === undefined) {
+          const version = await system.statusConverged(statusVersion, replicas);
+          if (version !== undefined) {
+            statusAt = now;
+            statusVersion = version;
+          }
+        }
+        const config = await workerConfig();
+        if (!config || config.version <= versionBefore) return undefined;
+        if (!firstSeen.has(config.version)) firstSeen.set(config.version, now);
+        last = config;
+        if (!runsAssignment(r.running(now).byPod, config.assignment, pods)) return undefined;
+        if (system.statusConverged && statusAt === undefined) return undefined;
+        // The workers converged when the state they run now began; over once it held QUIET_MS.
+        const since = r.lastChangeIn({ from, to: now });
+        return now - since >= QUIET_MS ? since : undefined;
+      },
+      STEP_TIMEOUT_MS + QUIET_MS,
+      250,
+    ).catch(() => undefined);
+    const workersAt = done;
+    // The window ends where the final state began: a defect of that state at rest is reported apart (assigned to none / two+).
+    const to = done ?? Date.now();
+    await r.settle();
+    const report = r.report(seedStreams, { from, to });
+    const deleted = [...r.pods.values()].filter((p) => p.deletedAt !== undefined && !deletedBefore.has(p.uid));
+    const ordinal = (pod: string) => Number(pod.slice(pod.lastIndexOf('-') + 1));
+    const defects = last ? assignmentDefects(last.assignment, seedStreams) : undefined;
+    const writtenAt = last ? firstSeen.get(last.version) : undefined;
+    const result: StepResult = {
+      step: name,
+      replicas,
+      version: last?.version,
+      configWrittenS: writtenAt === undefined ? undefined : (writtenAt - from) / 1000,
+      statusConvergedS: statusAt === undefined ? undefined : (statusAt - from) / 1000,
+      workersConvergedS: workersAt === undefined ? undefined : (workersAt - from) / 1000,
+      uncoveredJobSeconds: report.totals.uncoveredSeconds,
+      jobsUncovered: report.totals.jobsUncovered,
+      longestGapS: Math.max(0, ...report.gaps.map((g) => (g.to - g.from) / 1000)),
+      duplicateJobSeconds: report.totals.duplicateSeconds,
+      jobsDuplicated: report.totals.jobsDuplicated,
+      podsRestarted: deleted.filter((p) => ordinal(p.name) < replicas).length,
+      podsRemoved: deleted.filter((p) => ordinal(p.name) >= replicas).length,
+      assignedToNone: defects?.onNone.length ?? 0,
+      assignedToSeveral: defects?.onSeveral.length ?? 0,
+      anomalies: report.anomalies.length,
+      misses: r.misses.length,
+    };
+    results.push(result);
+    progress(
+      `${label}: ${name}: uncovered ${result.uncoveredJobSeconds} job-s (${result.jobsUncovered} jobs), duplicate ${result.duplicateJobSeconds} job-s, ` +
+        `config ${fmt(result.configWrittenS)} s, status ${fmt(result.statusConvergedS)} s, workers ${fmt(result.workersConvergedS)} s, restarted ${result.podsRestarted}, removed ${result.podsRemoved}`,
+    );
+  };
+
+  await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start());
+  let replicas = START_REPLICAS;
+  for (const next of SCALES) {
+    await step(`${replicas}→${next}`, next, async () => {
+      await kubectl(kubeconfig, ['-n', ns, 'scale', 'sts/swarm-worker', '--replicas', String(next)]);
+    });
+    replicas = next;
+  }
+  return results;
+}
+
+/** Swarm as this tree has it: its CRD and RBAC, the local Knative harness (real ApiServerSource adapter, both functions under their own ServiceAccounts). */
+async function swarmSystem(cluster: Cluster, image: string, namespace: string): Promise<SystemUnderTest> {
+  const kubeconfig = cluster.kubeconfigPath;
+  await installSwarm(kubeconfig);
+  await enableNamespace(kubeconfig, namespace);
+  // The function hosts' per-event logs would bury the progress lines.
+  process.env.LOG_LEVEL ??= 'warn';
+  const local: LocalKnative = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace, workDir: join(cluster.workDir, 'knative') });
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  return {
+    name: 'swarm',
+    namespace,
+    start: async () => {
+      await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(namespace, START_REPLICAS, image));
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams));
+    },
+    statusConverged: async (afterVersion, replicas) => {
+      const s = (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
+      const st = s.status;
+      const ok = st?.phase === 'Running' && (st.version ?? 0) > afterVersion && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation;
+      return ok ? st.version : undefined;
+    },
+    stop: () => local.stop(),
+  };
+}
+
+/**
+ * The original operator: its CRD in place of Swarm's (same name), its
+ * documented placeholder ConfigMap, the same worker pool with the StatefulSet
+ * labelled as it selects them (test/harness/original-operator.ts), and its
+ * controller out of cluster with admin credentials, as its external mode runs.
+ */
+async function originalSystem(cluster: Cluster, image: string, namespace: string, built: { binary: string; moduleDir: string }): Promise<SystemUnderTest> {
+  const kubeconfig = cluster.kubeconfigPath;
+  await kubectl(kubeconfig, ['delete', 'crd', ORIGINAL_CRD_NAME, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await kubectl(kubeconfig, ['apply', '-f', join(built.moduleDir, 'k8s', 'crd.yaml')]);
+  await kubectl(kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', `crd/${ORIGINAL_CRD_NAME}`]);
+  await kubectl(kubeconfig, ['create', 'namespace', namespace]);
+  const shipped = await readFile(join(built.moduleDir, 'k8s', 'configmap.yaml'), 'utf8');
+  await kubectl(kubeconfig, ['apply', '-f', '-'], manifestIn(shipped, 'ConfigMap', CONFIG_MAP, namespace));
+  const operator: RunningOriginalOperator = await startOriginalOperator({
+    binary: built.binary,
+    kubeconfig,
+    namespace,
+    jobs: seedStreams,
+    workDir: join(cluster.workDir, 'original-operator'),
+  });
+  progress(`original operator running, log ${operator.logPath}`);
+  return {
+    name: 'original',
+    namespace,
+    start: async () => {
+      await kubectl(kubeconfig, ['apply', '-f', '-'], withStatefulSetAppLabel(workerPoolYaml(namespace, START_REPLICAS, image)));
+    },
+    stop: () => operator.stop(),
+  };
+}
+
+async function run(syncFrequency: string | undefined, built: { binary: string; moduleDir: string } | undefined): Promise<Run[]> {
+  const sync = syncFrequency ?? 'default';
+  progress(`sync ${sync}: starting the cluster (real node)`);
   const cluster: Cluster = await startCluster({
     workDir: join(defaultWorkDir, `bench-coverage-${process.pid}`),
     ephemeral: true,
@@ -70,146 +256,120 @@ async function run(syncFrequency: string | undefined): Promise<StepResult[]> {
     onProgress: (line) => progress(`  ${line}`),
     ...(syncFrequency ? { syncFrequency } : {}),
   });
-  let local: LocalKnative | undefined;
-  let recorder: WorkerPodsRecorder | undefined;
+  const runs: Run[] = [];
   try {
     const kubeconfig = cluster.kubeconfigPath;
     const image = await ensureWorkerImage(cluster, (line: string) => progress(`  ${line}`));
-    images.set(label, image);
-    await installSwarm(kubeconfig);
-    await enableNamespace(kubeconfig, NS);
-    recorder = await recordWorkerPool(kubeconfig, NS);
-    // The function hosts' per-event logs would bury the progress lines.
-    process.env.LOG_LEVEL ??= 'warn';
-    local = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace: NS, workDir: join(cluster.workDir, 'knative') });
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const swarmStatus = async () =>
-      (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'swarm-worker' })) as Swarm;
-
-    const results: StepResult[] = [];
-    let version = 0;
-    const step = async (name: string, replicas: number, act: () => Promise<void>): Promise<void> => {
-      const r = recorder!;
-      const deletedBefore = new Set([...r.pods.values()].filter((p) => p.deletedAt !== undefined).map((p) => p.uid));
-      const from = Date.now();
-      progress(`sync ${label}: ${name}`);
-      await act();
-      // The step is over when the Swarm's status and the workers' own reports both say so.
-      let statusAt: number | undefined;
-      let statusVersion: number | undefined;
-      const done = await eventually(
-        `the Swarm's status and the workers converged at ${replicas} replicas`,
-        async () => {
-          if (statusAt === undefined) {
-            const s = await swarmStatus();
-            const st = s.status;
-            if (st?.phase === 'Running' && (st.version ?? 0) > version && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation) {
-              statusAt = Date.now();
-              statusVersion = st.version;
-            }
-          }
-          const workers = exactlyOnceAt(r, seedStreams, replicas);
-          return statusAt !== undefined && workers ? workers.at : undefined;
-        },
-        STEP_TIMEOUT_MS,
-        250,
-      ).catch(() => undefined);
-      const to = done ?? Date.now();
-      // The workers converged when the state they ended the step in began.
-      const workersAt = done === undefined ? undefined : r.lastChangeIn({ from, to });
-      const status = statusAt === undefined ? undefined : { at: statusAt, version: statusVersion };
-      const workers = workersAt === undefined ? undefined : { at: workersAt };
-      await r.settle();
-      const report = r.report(seedStreams, { from, to });
-      const deleted = [...r.pods.values()].filter((p) => p.deletedAt !== undefined && !deletedBefore.has(p.uid));
-      const ordinal = (name: string) => Number(name.slice(name.lastIndexOf('-') + 1));
-      const result: StepResult = {
-        step: name,
-        replicas,
-        version: status?.version,
-        statusConvergedS: status ? (status.at - from) / 1000 : undefined,
-        workersConvergedS: workers ? (workers.at - from) / 1000 : undefined,
-        uncoveredJobSeconds: report.totals.uncoveredSeconds,
-        jobsUncovered: report.totals.jobsUncovered,
-        longestGapS: Math.max(0, ...report.gaps.map((g) => (g.to - g.from) / 1000)),
-        duplicateJobSeconds: report.totals.duplicateSeconds,
-        jobsDuplicated: report.totals.jobsDuplicated,
-        podsRestarted: deleted.filter((p) => ordinal(p.name) < replicas).length,
-        podsRemoved: deleted.filter((p) => ordinal(p.name) >= replicas).length,
-        anomalies: report.anomalies.length,
-        misses: r.misses.length,
-      };
-      if (status?.version !== undefined) version = status.version;
-      results.push(result);
-      progress(
-        `sync ${label}: ${name}: uncovered ${result.uncoveredJobSeconds} job-s (${result.jobsUncovered} jobs), duplicate ${result.duplicateJobSeconds} job-s, ` +
-          `status converged ${fmt(result.statusConvergedS)} s, workers ${fmt(result.workersConvergedS)} s, restarted ${result.podsRestarted}, removed ${result.podsRemoved}`,
-      );
-    };
-
-    await step(`start at ${START_REPLICAS}`, START_REPLICAS, async () => {
-      await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(NS, START_REPLICAS, image));
-      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams));
-    });
-    let replicas = START_REPLICAS;
-    for (const next of SCALES) {
-      await step(`${replicas}→${next}`, next, async () => {
-        await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', String(next)]);
-      });
-      replicas = next;
+    const systems: Array<() => Promise<SystemUnderTest>> = [() => swarmSystem(cluster, image, 'bench-coverage-swarm')];
+    if (built) systems.push(() => originalSystem(cluster, image, 'bench-coverage-original', built));
+    for (const make of systems) {
+      let system: SystemUnderTest | undefined;
+      let recorder: WorkerPodsRecorder | undefined;
+      try {
+        system = await make();
+        const label = `sync ${sync}, ${SYSTEM_LABEL[system.name]}`;
+        recorder = await recordWorkerPool(kubeconfig, system.namespace);
+        runs.push({ system: system.name, sync, image, results: await runScript(kubeconfig, system, recorder, label) });
+      } finally {
+        recorder?.stop();
+        await system?.stop();
+      }
+      // The next system gets the node to itself.
+      if (system) await kubectl(kubeconfig, ['delete', 'namespace', system.namespace, '--wait=true', '--timeout=120s']).catch(() => undefined);
     }
-    return results;
+    return runs;
   } finally {
-    recorder?.stop();
-    await local?.stop();
-    progress(`sync ${label}: stopping the cluster`);
+    progress(`sync ${sync}: stopping the cluster`);
     await cluster.stop();
   }
 }
 
+const syncTitle = (sync: string) => `kubelet sync period: ${sync === 'default' ? 'default (1m)' : sync}`;
+const anomalyNote = (results: readonly StepResult[]) =>
+  results.some((r) => r.anomalies || r.misses) ? ` Recorder anomalies/misses: ${results.map((r) => `${r.anomalies}/${r.misses}`).join(', ')}.` : '';
 
-const fmt = (s: number | undefined) => (s === undefined ? '—' : s.toFixed(1));
+function baselineSection(runs: readonly Run[]): string[] {
+  return runs.flatMap((run) => [
+    `### ${syncTitle(run.sync)}`,
+    '',
+    `Worker image: \`${run.image}\`.`,
+    '',
+    ...stepsTable(run.results, { status: true }),
+    '',
+    `Scaling steps (after the start): ${scalingTotal(run.results, 'uncoveredJobSeconds').toFixed(1)} uncovered job-seconds, ${scalingTotal(run.results, 'duplicateJobSeconds').toFixed(1)} duplicate job-seconds.` +
+      anomalyNote(run.results),
+    '',
+  ]);
+}
 
-function table(label: string, results: readonly StepResult[]): string[] {
-  const total = (key: 'uncoveredJobSeconds' | 'duplicateJobSeconds') => results.slice(1).reduce((sum, r) => sum + r[key], 0);
-  return [
-    `### kubelet sync period: ${label === 'default' ? 'default (1m)' : label}`,
-    '',
-    `Worker image: \`${images.get(label) ?? '?'}\`.`,
-    '',
-    '| step | config version | status converged (s) | workers converged (s) | uncovered job-s | jobs uncovered | longest gap (s) | duplicate job-s | jobs duplicated | pods restarted | pods removed |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...results.map(
-      (r) =>
-        `| ${r.step} | ${r.version ?? '—'} | ${fmt(r.statusConvergedS)} | ${fmt(r.workersConvergedS)} | ${r.uncoveredJobSeconds.toFixed(1)} | ${r.jobsUncovered} | ${r.longestGapS.toFixed(1)} | ${r.duplicateJobSeconds.toFixed(1)} | ${r.jobsDuplicated} | ${r.podsRestarted} | ${r.podsRemoved} |`,
-    ),
-    '',
-    `Scaling steps (after the start): ${total('uncoveredJobSeconds').toFixed(1)} uncovered job-seconds, ${total('duplicateJobSeconds').toFixed(1)} duplicate job-seconds.` +
-      (results.some((r) => r.anomalies || r.misses) ? ` Recorder anomalies/misses: ${results.map((r) => `${r.anomalies}/${r.misses}`).join(', ')}.` : ''),
-    '',
-  ];
+function peerSection(runs: readonly Run[]): string[] {
+  const out: string[] = [];
+  for (const sync of [...new Set(runs.map((r) => r.sync))]) {
+    const swarm = runs.find((r) => r.sync === sync && r.system === 'swarm');
+    const original = runs.find((r) => r.sync === sync && r.system === 'original');
+    out.push(`### ${syncTitle(sync)}`, '', `Worker image: \`${swarm?.image ?? original?.image ?? '?'}\`.`, '');
+    if (swarm && original) out.push(...sideBySideTable([SYSTEM_LABEL.swarm, SYSTEM_LABEL.original], swarm.results, original.results), '');
+    for (const run of [swarm, original]) {
+      if (!run) continue;
+      out.push(`${SYSTEM_LABEL[run.system]}:`, '', ...stepsTable(run.results, { status: run.system === 'swarm' }), '');
+      const note = anomalyNote(run.results);
+      if (note) out.push(note.trim(), '');
+    }
+  }
+  return out;
+}
+
+const machine = `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet), shared with other work while it ran.`;
+const measures =
+  "Per step, over the window from the command until the workers' own reports show them running what the ConfigMap assigns at a newer version, each of the new replica count's pods its share, in a state that then holds for 25 s (a system may still act after the workers first agree: the original deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick, when hot-reloading workers may already run the new share); the window ends where that final state began (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *config written*: the ConfigMap held the version the step ended at; *status converged* (Swarm): the Swarm said Running at the new version with every pod Ready (the step waits for it too); *workers converged*: what the workers themselves ran agreed with the ConfigMap; *assigned to none / to two+ at rest*: jobs the final ConfigMap gives no worker or several (for an exact assignment, 0 / 0, and converged means every job run exactly once). A pod that died without stop lines ends at its container's terminated time. One run per setting: the numbers move by seconds from run to run with the machine's load and the kubelet's timing.";
+
+/** The tree measured: its commit, and whether it had uncommitted changes. */
+function measuredTree(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'an unknown commit';
+  }
 }
 
 const started = Date.now();
-const sections: string[] = [];
-for (const sync of syncs) sections.push(...table(sync ?? 'default', await run(sync)));
-const header = [
-  '## Coverage benchmark (baseline: today\'s design, before the handoff issue)',
-  '',
-  `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx). Generated ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`,
-  `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet), shared with other work while it ran.`,
-  '',
-  'Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams (Restart, MakeBeforeBreak, maxUnavailable 1), the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then `kubectl scale sts/swarm-worker` 2→3→4→1→3, each step started when the previous one converged.',
-  '',
-  'Per step, over the window from the command until the workers\' own reports show every job run exactly once by the new replica count (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers\' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *status converged*: the Swarm said Running at the new version with every pod Ready; *workers converged*: what the workers themselves ran agreed. A pod that died without stop lines ends at its container\'s terminated time. One run per setting: the numbers move by seconds from run to run with the machine\'s load and the kubelet\'s timing (e.g. whether a new worker loads its share before or after the losers restart decides between duplicate and uncovered seconds). Numbers, not assertions: issue 11 is expected to bring uncovered job-seconds to zero.',
-  '',
-];
-const body = [...header, ...sections].join('\n');
-if (syncArg >= 0) process.stdout.write(body + '\n');
+const tree = measuredTree();
+const built = peer === 'original' ? await originalOperator((line) => progress(`  ${line}`)) : undefined;
+const runs: Run[] = [];
+for (const sync of syncs) runs.push(...(await run(sync, built)));
+const took = `Generated ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`;
+const body = (
+  built
+    ? [
+        '## Coverage benchmark: Swarm against the original operator',
+        '',
+        `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
+        machine,
+        '',
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then \`kubectl scale sts/swarm-worker\` 2→3→4→1→3, each step started when the previous one converged. *Swarm*: this tree, at ${tree} (Restart, MakeBeforeBreak, maxUnavailable 1; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        '',
+        measures,
+        '',
+        ...peerSection(runs),
+      ]
+    : [
+        "## Coverage benchmark (baseline: today's design, before the handoff issue)",
+        '',
+        `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
+        machine,
+        '',
+        'Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams (Restart, MakeBeforeBreak, maxUnavailable 1), the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then `kubectl scale sts/swarm-worker` 2→3→4→1→3, each step started when the previous one converged.',
+        '',
+        measures,
+        '',
+        ...baselineSection(runs),
+      ]
+).join('\n');
+
+if (syncArg !== undefined) process.stdout.write(body + '\n');
 else {
   const file = new URL('RESULTS.md', import.meta.url);
-  writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', COVERAGE_SECTION, body));
-  progress('wrote bench/RESULTS.md');
+  writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', built ? ORIGINAL_COVERAGE_SECTION : COVERAGE_SECTION, body));
+  progress(`wrote bench/RESULTS.md (${built ? ORIGINAL_COVERAGE_SECTION : COVERAGE_SECTION})`);
 }

@@ -18,3 +18,13 @@ export function withSection(text: string, name: string, body: string): string {
   if (existing) return text.replace(existing, () => section);
   return `${text.trimEnd()}\n\n${section}\n`;
 }
+
+/** Every marked section of `text` (markers included), in order: what a benchmark that rewrites the whole file keeps. */
+export function allSections(text: string): string[] {
+  const sections: string[] = [];
+  for (const match of text.matchAll(/<!-- ([\w:.-]+):begin -->/g)) {
+    const section = sectionOf(text.slice(match.index), match[1]!);
+    if (section) sections.push(section);
+  }
+  return sections;
+}

@@ -4,12 +4,14 @@
 // written only after all of its binaries are in place, so an interrupted
 // build is resumed rather than trusted. Each tool is cached under its own key
 // (recipe.ts toolCacheKey), so adding or bumping one never rebuilds another.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { moduleHash1, pseudoVersionCommit, type ModuleFile } from './module-sum.js';
 import type { BinarySpec, Pins, ToolId, ToolSpec } from './recipe.js';
 import {
   KWOK_STAGE_FILES,
@@ -72,7 +74,8 @@ export type BinaryName =
   | 'containerd'
   | 'ctr'
   | 'containerd-shim-runc-v2'
-  | 'coredns';
+  | 'coredns'
+  | 'k8s-swarm-controller';
 
 /** Absolute path of a built binary (it exists once `ensureBuilt` has returned for its tool). */
 export function binPath(name: BinaryName): string {
@@ -135,7 +138,8 @@ function missingBinaries(dir: string, tool: ToolSpec): BinarySpec[] {
 function complete(dir: string, tool: ToolSpec): boolean {
   return (
     missingBinaries(dir, tool).length === 0 &&
-    (tool.id !== 'kwok' || KWOK_STAGE_FILES.every((file) => existsSync(join(dir, 'kwok-stages', file))))
+    (tool.id !== 'kwok' || KWOK_STAGE_FILES.every((file) => existsSync(join(dir, 'kwok-stages', file)))) &&
+    (!tool.inOwnModule || existsSync(join(dir, 'module', 'go.mod')))
   );
 }
 
@@ -198,6 +202,7 @@ async function downloadModule(tool: ToolSpec, src: string, onProgress: ProgressF
 }
 
 async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: ProgressFn): Promise<void> {
+  if (tool.inOwnModule) return buildInOwnModule(pins, dir, tool, onProgress);
   const started = Date.now();
   const src = join(dir, 'src');
   const bin = join(dir, 'bin');
@@ -235,6 +240,108 @@ async function buildTool(pins: Pins, dir: string, tool: ToolSpec, onProgress: Pr
   const marker: Marker = { module: tool.module, version: tool.version, builtAt: new Date().toISOString(), binaries: built };
   await writeFile(markerPath(dir), JSON.stringify(marker, null, 2) + '\n');
   onProgress(`${tool.id}: done in ${seconds(started)}`);
+}
+
+/**
+ * A git directory holding the original operator's history (e.g. a mirror
+ * clone), for when the Go module proxy does not serve it: the commit its
+ * pinned pseudo-version names is taken from there.
+ */
+export const ORIGINAL_GIT_DIR_ENV = 'SWARM_ORIGINAL_GIT_DIR';
+
+/** The original operator's controller binary and its module tree (k8s/crd.yaml, k8s/configmap.yaml, …), built on first use. */
+export async function originalOperator(onProgress: ProgressFn = stderrProgress): Promise<{ binary: string; moduleDir: string }> {
+  const paths = await ensureBuilt(onProgress, ['original']);
+  return { binary: paths['k8s-swarm-controller']!, moduleDir: join(toolDir(toolSpec('original')), 'module') };
+}
+
+/**
+ * Builds a tool inside its own module tree (`<tool dir>/module`), after
+ * checking that tree against the pinned sum: from the Go module proxy if it
+ * serves the module, else from the git directory in $SWARM_ORIGINAL_GIT_DIR.
+ */
+async function buildInOwnModule(pins: Pins, dir: string, tool: ToolSpec, onProgress: ProgressFn): Promise<void> {
+  const started = Date.now();
+  const moduleDir = await moduleSource(tool, dir, onProgress);
+  const bin = join(dir, 'bin');
+  await mkdir(bin, { recursive: true });
+  const built: Record<string, string> = {};
+  for (const binary of tool.binaries) {
+    const binaryStarted = Date.now();
+    onProgress(`${tool.id}: compiling ${binary.name} from ${tool.module}@${tool.version} (its own go.mod and go.sum) …`);
+    const tmp = join(bin, `.${binary.name}.tmp`);
+    await go(goBuildArgs(pins, tool, binary, tmp), moduleDir, onProgress, binary.name, binary.env);
+    await rename(tmp, join(bin, binary.name));
+    built[binary.name] = binaryFingerprint(binary);
+    onProgress(`${tool.id}: ${binary.name} built in ${seconds(binaryStarted)}`);
+  }
+  const marker: Marker = { module: tool.module, version: tool.version, builtAt: new Date().toISOString(), binaries: built };
+  await writeFile(markerPath(dir), JSON.stringify(marker, null, 2) + '\n');
+  onProgress(`${tool.id}: done in ${seconds(started)}`);
+}
+
+/** `<tool dir>/module`: the module's files, writable (the build may add go.sum lines), checked against `tool.sum`. */
+async function moduleSource(tool: ToolSpec, dir: string, onProgress: ProgressFn): Promise<string> {
+  const target = join(dir, 'module');
+  await rm(target, { recursive: true, force: true });
+  let downloaded: DownloadedModule | undefined;
+  let refusal = '';
+  try {
+    downloaded = await downloadModule(tool, join(dir, 'src'), onProgress);
+  } catch (error) {
+    // go mod download -json says why in its "Error" field (e.g. the proxy's 403 Forbidden).
+    refusal = (error instanceof Error ? error.message : String(error)).trim().split('\n').filter((line) => line.includes('"Error"')).join(' ');
+  }
+  if (downloaded) {
+    await cp(downloaded.Dir, target, { recursive: true });
+    await chmodTree(target);
+  } else {
+    const gitDir = process.env[ORIGINAL_GIT_DIR_ENV];
+    if (!gitDir) {
+      throw new Error(
+        `${tool.module}@${tool.version}: the Go module proxy does not serve it (${refusal.trim().slice(-400) || 'go mod download failed'}); ` +
+          `set ${ORIGINAL_GIT_DIR_ENV} to a git directory holding its history (a mirror clone) to build it from there, checked against the pinned sum`,
+      );
+    }
+    const commit = pseudoVersionCommit(tool.version);
+    onProgress(`${tool.id}: the Go module proxy does not serve ${tool.module}; taking commit ${commit} from ${gitDir}`);
+    await mkdir(target, { recursive: true });
+    const archive = join(dir, 'source.tar');
+    await promisify(execFile)('git', [`--git-dir=${gitDir}`, 'archive', '--format=tar', '-o', archive, commit]);
+    await promisify(execFile)('tar', ['-xf', archive, '-C', target]);
+    await rm(archive, { force: true });
+  }
+  const sum = moduleHash1(tool.module, tool.version, await moduleFiles(target));
+  if (sum !== tool.sum) {
+    throw new Error(`${tool.module}@${tool.version}: its files hash to ${sum}, not the pinned ${tool.sum ?? '(none)'} (test/controlplane/versions.json)`);
+  }
+  onProgress(`${tool.id}: ${tool.module}@${tool.version} matches the pinned sum ${sum}`);
+  return target;
+}
+
+/** The regular files under `root` (symlinks and other non-regular files never go into a module zip). */
+async function moduleFiles(root: string): Promise<ModuleFile[]> {
+  const files: ModuleFile[] = [];
+  const walk = async (at: string): Promise<void> => {
+    for (const name of await readdir(at)) {
+      const path = join(at, name);
+      const stat = await lstat(path);
+      if (stat.isDirectory()) await walk(path);
+      else if (stat.isFile()) files.push({ path: relative(root, path), content: await readFile(path) });
+    }
+  };
+  await walk(root);
+  return files;
+}
+
+/** The module cache's files are read-only; the copy is built in, so make it writable. */
+async function chmodTree(root: string): Promise<void> {
+  for (const name of await readdir(root)) {
+    const path = join(root, name);
+    const stat = await lstat(path);
+    await chmod(path, stat.mode | 0o200);
+    if (stat.isDirectory()) await chmodTree(path);
+  }
 }
 
 function seconds(since: number): string {
@@ -283,7 +390,7 @@ function go(
     child.on('close', (code) => {
       clearInterval(heartbeat);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`go ${args.join(' ')} (in ${cwd}) failed with ${code}:\n${stderr.slice(-4000)}`));
+      else reject(new Error(`go ${args.join(' ')} (in ${cwd}) failed with ${code}:\n${(stderr || stdout).slice(-4000)}`));
     });
   });
 }

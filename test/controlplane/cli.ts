@@ -1,6 +1,7 @@
 // `npm run cluster:up | cluster:down | cluster:status`: the long-lived local
 // cluster under .swarm/. `up` starts detached processes and returns.
 import { join, relative } from 'node:path';
+import { originalOperator } from './build.js';
 import { binPath, clusterStatus, defaultWorkDir, linkBinaries, repoRoot, startCluster, stopCluster } from './cluster.js';
 import { diffSnapshots, takeSnapshot } from './host-state.js';
 import { NODE_LOCK_DIR, cleanupNode, nodeHeldBy, nodeLeftovers } from './node.js';
@@ -11,6 +12,12 @@ async function main(command: string | undefined): Promise<number> {
     case 'build':
       process.stdout.write(`binaries in ${await linkBinaries()}\n`);
       return 0;
+    case 'build-original': {
+      // The original operator (bench:coverage --peer original); see ORIGINAL_GIT_DIR_ENV in build.ts.
+      const { binary, moduleDir } = await originalOperator();
+      process.stdout.write(`${binary}\nits module tree: ${moduleDir}\n`);
+      return 0;
+    }
     case 'node-cleanup': {
       // The watchdog's last step: the real node of a cluster whose owner died.
       const workDir = process.argv[3] ?? defaultWorkDir;
@@ -70,7 +77,7 @@ async function main(command: string | undefined): Promise<number> {
       return status.components.every((c) => c.healthy) ? 0 : 1;
     }
     default:
-      process.stderr.write('usage: tsx test/controlplane/cli.ts build|up|down|status|cleanup-check|node-cleanup [workDir]\n');
+      process.stderr.write('usage: tsx test/controlplane/cli.ts build|build-original|up|down|status|cleanup-check|node-cleanup [workDir]\n');
       return 2;
   }
 }

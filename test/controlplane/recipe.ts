@@ -10,6 +10,10 @@ export interface Pins {
   readonly knativeEventing: string;
   readonly containerd: string;
   readonly coredns: string;
+  /** github.com/marcosQuesada/k8s-swarm, the original operator (bench:coverage's peer): a pseudo-version. */
+  readonly originalOperator: string;
+  /** Its module sum (h1:…), checked against whatever source the build gets. */
+  readonly originalOperatorSum: string;
   readonly goBuildFlags: readonly string[];
   readonly goLdflags: string;
 }
@@ -32,9 +36,17 @@ export interface ToolSpec {
   readonly ldflagsX: readonly string[];
   /** Go build tags (`-tags=`). */
   readonly tags?: readonly string[];
+  /** The module sum (h1:…) the source must have; checked by the build whatever the source's origin. */
+  readonly sum?: string;
+  /**
+   * Built inside the module's own tree with its own go.mod and go.sum (an
+   * application module that pins old dependencies a scratch module would
+   * re-resolve); binaries' `pkg` are then relative (`./cmd/x`).
+   */
+  readonly inOwnModule?: boolean;
 }
 
-export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns';
+export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns' | 'original';
 
 /** Bumped when the recipe itself changes in a way that needs a rebuild of every tool. */
 export const RECIPE_REVISION = 1;
@@ -113,6 +125,16 @@ export function toolSpecs(pins: Pins): readonly ToolSpec[] {
       // Static: it runs in an image that holds nothing else.
       binaries: [{ name: 'coredns', pkg: 'github.com/coredns/coredns', env: { CGO_ENABLED: '0' } }],
       ldflagsX: [],
+    },
+    {
+      // The operator Swarm replaces, for the side-by-side benchmark (bench/coverage.ts --peer original).
+      id: 'original',
+      module: 'github.com/marcosQuesada/k8s-swarm',
+      version: pins.originalOperator,
+      sum: pins.originalOperatorSum,
+      binaries: [{ name: 'k8s-swarm-controller', pkg: './services/controller' }],
+      ldflagsX: [],
+      inOwnModule: true,
     },
   ];
 }
@@ -259,6 +281,8 @@ export function toolCacheKey(pins: Pins, tool: ToolSpec, goVersion: string): str
     goBuildFlags: pins.goBuildFlags,
     ldflags: ldflags(pins, tool),
     tags: tool.tags ?? [],
+    // Absent (so no other key changes) for tools that pin no sum.
+    sum: tool.sum,
   });
   return `${tool.id}-${tool.version}-${createHash('sha256').update(canonical).digest('hex').slice(0, 12)}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sectionOf, withSection } from '../../bench/results-file.js';
+import { allSections, sectionOf, withSection } from '../../bench/results-file.js';
 
 describe('bench/RESULTS.md sections', () => {
   it('appends a section once, then replaces only it', () => {
@@ -9,5 +9,18 @@ describe('bench/RESULTS.md sections', () => {
     expect(second).toBe(first.replace('baseline 1', () => 'baseline $& 2'));
     expect(sectionOf(second, 'bench:coverage')).toBe('<!-- bench:coverage:begin -->\nbaseline $& 2\n<!-- bench:coverage:end -->');
     expect(sectionOf('# nothing', 'bench:coverage')).toBeUndefined();
+  });
+
+  it('lists every section, so a benchmark that rewrites the file keeps the others', () => {
+    let text = withSection('# Assignment\n', 'bench:coverage', 'baseline');
+    text = withSection(text, 'bench:coverage:original', 'side by side');
+    text = withSection(text, 'bench:reconcile', 'cost');
+    expect(allSections(text)).toEqual([
+      '<!-- bench:coverage:begin -->\nbaseline\n<!-- bench:coverage:end -->',
+      '<!-- bench:coverage:original:begin -->\nside by side\n<!-- bench:coverage:original:end -->',
+      '<!-- bench:reconcile:begin -->\ncost\n<!-- bench:reconcile:end -->',
+    ]);
+    expect(sectionOf(text, 'bench:coverage')).toBe('<!-- bench:coverage:begin -->\nbaseline\n<!-- bench:coverage:end -->');
+    expect(allSections('# nothing')).toEqual([]);
   });
 });

@@ -18,6 +18,8 @@ const pins: Pins = {
   knativeEventing: 'v0.47.0',
   containerd: 'v2.4.2',
   coredns: 'v1.15.0',
+  originalOperator: 'v0.0.0-20220323221928-c2045be700b4',
+  originalOperatorSum: 'h1:yv8tF+wXlxaoB2FLZWTRUPjc8RU8SV9pwOWpMtxu06Q=',
   goBuildFlags: ['-trimpath'],
   goLdflags: '-s -w',
 };
@@ -129,6 +131,15 @@ describe('control plane build recipe', () => {
     const fewer = { ...kubernetes, binaries: kubernetes.binaries.slice(0, 4) };
     expect(toolCacheKey(pins, fewer, 'go1.26.8')).toBe(toolCacheKey(pins, kubernetes, 'go1.26.8'));
     expect(kubernetes.binaries.map((b) => b.name)).toEqual(expect.arrayContaining(['kubelet', 'kube-proxy']));
+  });
+
+  it('builds the original operator in its own module, keyed by its pinned sum as well', () => {
+    const original = tool('original');
+    expect(original.inOwnModule).toBe(true);
+    expect(goBuildArgs(pins, original, original.binaries[0]!, '/out/c').slice(-3)).toEqual(['-o', '/out/c', './services/controller']);
+    const key = (p: Pins, id: string) => toolCacheKey(p, toolSpecs(p).find((t) => t.id === id)!, 'go1.26.8');
+    expect(key({ ...pins, originalOperatorSum: 'h1:other' }, 'original')).not.toBe(key(pins, 'original'));
+    expect(key({ ...pins, originalOperatorSum: 'h1:other' }, 'etcd')).toBe(key(pins, 'etcd'));
   });
 
   it('builds containerd with the unused snapshotters tagged out, and the shim and CoreDNS static', () => {
