@@ -157,7 +157,7 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     const jobs = [...seedStreams, 'stream:late'];
     // The StatefulSet removes pods before their jobs are handed over (their jobs wait for new
     // owners: bench:coverage measures it); Swarm scales it back, and every job runs once again.
-    await step(() => kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '1']), 3, jobs);
+    await step(() => kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '1']), 2, jobs);
   });
 
   it('a worker pod deleted mid-handoff: its replacement picks its share up, every job once at the end', async () => {
