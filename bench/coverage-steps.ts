@@ -94,20 +94,29 @@ export function stepsTable(results: readonly StepResult[], options: { status: bo
 }
 
 /** Two systems' runs of the same script, step by step, side by side. */
-export function sideBySideTable(names: readonly [string, string], a: readonly StepResult[], b: readonly StepResult[]): string[] {
-  const [x, y] = names;
-  const steps = a.map((r) => r.step);
-  const pair = (r: StepResult | undefined, s: StepResult | undefined, cell: (r: StepResult) => string) => `${r ? cell(r) : '—'} | ${s ? cell(s) : '—'}`;
-  const rows = steps.map((step, i) => {
-    const r = a[i];
-    const s = b.find((other) => other.step === step);
-    return `| ${step} | ${pair(r, s, (t) => fmt(t.workersConvergedS))} | ${pair(r, s, (t) => t.uncoveredJobSeconds.toFixed(1))} | ${pair(r, s, (t) => t.duplicateJobSeconds.toFixed(1))} | ${pair(r, s, (t) => String(t.podsRestarted))} |`;
-  });
+export function sideBySideTable(names: readonly string[], runs: ReadonlyArray<readonly StepResult[]>): string[] {
+  const steps = (runs[0] ?? []).map((r) => r.step);
+  const cells = (step: string, cell: (r: StepResult) => string) =>
+    runs.map((results) => {
+      const r = results.find((other) => other.step === step);
+      return r ? cell(r) : '—';
+    });
   const total = (results: readonly StepResult[], key: Summed) => (key === 'podsRestarted' ? String(scalingTotal(results, key)) : scalingTotal(results, key).toFixed(1));
+  const group = (title: string) => names.map((n, i) => (i === 0 ? `${title}: ${n}` : n));
+  const rows = steps.map((step) =>
+    [
+      step,
+      ...cells(step, (t) => fmt(t.workersConvergedS)),
+      ...cells(step, (t) => t.uncoveredJobSeconds.toFixed(1)),
+      ...cells(step, (t) => t.duplicateJobSeconds.toFixed(1)),
+      ...cells(step, (t) => String(t.podsRestarted)),
+    ].join(' | '),
+  );
+  const totals = (['uncoveredJobSeconds', 'duplicateJobSeconds', 'podsRestarted'] as const).flatMap((key) => runs.map((r) => total(r, key)));
   return [
-    `| step | workers converged (s): ${x} | ${y} | uncovered job-s: ${x} | ${y} | duplicate job-s: ${x} | ${y} | pods restarted: ${x} | ${y} |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    `| scaling steps (after the start) | | | ${total(a, 'uncoveredJobSeconds')} | ${total(b, 'uncoveredJobSeconds')} | ${total(a, 'duplicateJobSeconds')} | ${total(b, 'duplicateJobSeconds')} | ${total(a, 'podsRestarted')} | ${total(b, 'podsRestarted')} |`,
+    `| ${['step', ...group('workers converged (s)'), ...group('uncovered job-s'), ...group('duplicate job-s'), ...group('pods restarted')].join(' | ')} |`,
+    `|---|${Array(names.length * 4).fill('---:').join('|')}|`,
+    ...rows.map((r) => `| ${r} |`),
+    `| ${['scaling steps (after the start)', ...names.map(() => ''), ...totals].join(' | ')} |`.replace(/ {2}/g, ' '),
   ];
 }

@@ -5,19 +5,21 @@
 //
 // On the local cluster with a real node: the sample worker pool (the reference
 // worker as real pods mounting the real ConfigMap), a Swarm over the 27 seed
-// streams, and `kubectl scale sts` 2→3→4→1→3, once with the kubelet's default
-// sync period and once with `syncFrequency: 10s`. Per step, from the scale
-// command until the workers' reports show them running what the ConfigMap
-// assigns: uncovered and duplicate job-seconds (test/support/coverage-recorder),
-// the time the config was written, the Swarm's status said it converged, the
+// streams, resized 2→3→4→1→3 two ways — `kubectl scale sts` with the sample as
+// it ships (Restart), and `kubectl scale swm` with Swarm owning the count and
+// hot-reloading workers (policy None) — once with the kubelet's default sync
+// period and once with `syncFrequency: 10s`. Per step, from the scale command
+// until the workers' reports show them running what the ConfigMap assigns:
+// uncovered and duplicate job-seconds (test/support/coverage-recorder), the
+// time the config was written, the Swarm's status said it converged, the
 // workers did, and the pods restarted. A benchmark, not a test: it asserts
 // nothing about the numbers.
 //
-//   npm run bench:coverage                          both sync periods → bench/RESULTS.md (bench:coverage)
-//   npm run bench:coverage -- --sync 10s            one sync period, to stdout only
+//   npm run bench:coverage                          both sync periods → bench/RESULTS.md (bench:coverage:current)
+//   npm run bench:coverage -- --sync 10s            one sync period, to stdout only (--write: into RESULTS.md)
 //   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
-//                                                   Swarm, then the original operator, per sync
-//                                                   period → bench/RESULTS.md (bench:coverage:original)
+//                                                   both Swarm runs, then the original operator, per
+//                                                   sync period → bench/RESULTS.md (bench:coverage:original)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -35,8 +37,8 @@ import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import type { WorkerPodsRecorder } from '../test/support/coverage-recorder/recorder.js';
 import { seedStreams } from '../test/support/fixtures.js';
 import { eventually } from '../test/support/timeline.js';
-import { COVERAGE_SECTION, ORIGINAL_COVERAGE_SECTION } from './coverage-section.js';
-import { assignmentDefects, fmt, podNames, runsAssignment, scalingTotal, sideBySideTable, stepsTable, type Assignment, type StepResult } from './coverage-steps.js';
+import { CURRENT_COVERAGE_SECTION, ORIGINAL_COVERAGE_SECTION } from './coverage-section.js';
+import { assignmentDefects, fmt, podNames, runsAssignment, sideBySideTable, stepsTable, type Assignment, type StepResult } from './coverage-steps.js';
 import { withSection } from './results-file.js';
 
 const SCALES = [3, 4, 1, 3];
@@ -63,8 +65,8 @@ const peer = argValue('--peer');
 if (peer !== undefined && peer !== 'original') throw new Error(`--peer: only "original" is known, not ${JSON.stringify(peer)}`);
 const progress = (line: string) => process.stderr.write(`[bench:coverage] ${line}\n`);
 
-type SystemName = 'swarm' | 'original';
-const SYSTEM_LABEL: Record<SystemName, string> = { swarm: 'Swarm', original: 'original' };
+type SystemName = 'swarm' | 'swarm-owned' | 'original';
+const SYSTEM_LABEL: Record<SystemName, string> = { swarm: 'Swarm, scale sts', 'swarm-owned': 'Swarm, scale swm', original: 'original' };
 
 interface Run {
   readonly system: SystemName;
@@ -79,6 +81,8 @@ interface SystemUnderTest {
   readonly namespace: string;
   /** The start step's action: the worker pool at START_REPLICAS, and whatever the system needs to assign it. */
   start(): Promise<void>;
+  /** One resize of the script. */
+  scale(replicas: number): Promise<void>;
   /** The version the Swarm's status says it converged at, once it does (Swarm only). */
   statusConverged?(afterVersion: number, replicas: number): Promise<number | undefined>;
   stop(): Promise<void>;
@@ -90,11 +94,16 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   const ns = system.namespace;
-  /** The ConfigMap's config.yml as the workers would read it; undefined while missing or not yet valid (a placeholder). */
+  /**
+   * The ConfigMap's config.yml as the workers would read it; undefined while
+   * missing, not yet valid (a placeholder) or mid-handoff (a staged handoff's
+   * marks: lib/decisions/handoff.ts; the step is not over until they are gone).
+   */
   const workerConfig = async (): Promise<{ version: number; assignment: Assignment } | undefined> => {
     const cm = await core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: ns }).catch(() => undefined);
     try {
       const config = parse(cm?.data?.['config.yml'] ?? '');
+      if (Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released)) return undefined;
       return { version: config.version, assignment: Object.fromEntries(Object.entries(config.workloads).map(([pod, share]) => [pod, share.jobs])) };
     } catch {
       return undefined;
@@ -178,16 +187,21 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
   await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start());
   let replicas = START_REPLICAS;
   for (const next of SCALES) {
-    await step(`${replicas}→${next}`, next, async () => {
-      await kubectl(kubeconfig, ['-n', ns, 'scale', 'sts/swarm-worker', '--replicas', String(next)]);
-    });
+    await step(`${replicas}→${next}`, next, () => system.scale(next));
     replicas = next;
   }
   return results;
 }
 
-/** Swarm as this tree has it: its CRD and RBAC, the local Knative harness (real ApiServerSource adapter, both functions under their own ServiceAccounts). */
-async function swarmSystem(cluster: Cluster, image: string, namespace: string): Promise<SystemUnderTest> {
+/**
+ * Swarm as this tree has it: its CRD and RBAC, the local Knative harness (real
+ * ApiServerSource adapter, both functions under their own ServiceAccounts).
+ * `scale sts`: the sample as it is (Restart, MakeBeforeBreak), resized with
+ * `kubectl scale sts` (the StatefulSet moves first). `scale swm`: Swarm owns the
+ * count (spec.replicas, `kubectl scale swm`) and the workers hot-reload
+ * (restart policy None: the handoff staged through the ConfigMap).
+ */
+async function swarmSystem(cluster: Cluster, image: string, namespace: string, name: 'swarm' | 'swarm-owned'): Promise<SystemUnderTest> {
   const kubeconfig = cluster.kubeconfigPath;
   await installSwarm(kubeconfig);
   await enableNamespace(kubeconfig, namespace);
@@ -197,12 +211,16 @@ async function swarmSystem(cluster: Cluster, image: string, namespace: string): 
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const owned = name === 'swarm-owned';
   return {
-    name: 'swarm',
+    name,
     namespace,
     start: async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(namespace, START_REPLICAS, image));
-      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams));
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, owned ? { policy: 'None', replicas: START_REPLICAS } : {}));
+    },
+    scale: async (replicas) => {
+      await kubectl(kubeconfig, ['-n', namespace, 'scale', owned ? 'swm/swarm-worker' : 'sts/swarm-worker', '--replicas', String(replicas)]);
     },
     statusConverged: async (afterVersion, replicas) => {
       const s = (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
@@ -242,6 +260,9 @@ async function originalSystem(cluster: Cluster, image: string, namespace: string
     start: async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], withStatefulSetAppLabel(workerPoolYaml(namespace, START_REPLICAS, image)));
     },
+    scale: async (replicas) => {
+      await kubectl(kubeconfig, ['-n', namespace, 'scale', 'sts/swarm-worker', '--replicas', String(replicas)]);
+    },
     stop: () => operator.stop(),
   };
 }
@@ -260,7 +281,10 @@ async function run(syncFrequency: string | undefined, built: { binary: string; m
   try {
     const kubeconfig = cluster.kubeconfigPath;
     const image = await ensureWorkerImage(cluster, (line: string) => progress(`  ${line}`));
-    const systems: Array<() => Promise<SystemUnderTest>> = [() => swarmSystem(cluster, image, 'bench-coverage-swarm')];
+    const systems: Array<() => Promise<SystemUnderTest>> = [
+      () => swarmSystem(cluster, image, 'bench-coverage-swarm', 'swarm'),
+      () => swarmSystem(cluster, image, 'bench-coverage-swarm-owned', 'swarm-owned'),
+    ];
     if (built) systems.push(() => originalSystem(cluster, image, 'bench-coverage-original', built));
     for (const make of systems) {
       let system: SystemUnderTest | undefined;
@@ -288,30 +312,14 @@ const syncTitle = (sync: string) => `kubelet sync period: ${sync === 'default' ?
 const anomalyNote = (results: readonly StepResult[]) =>
   results.some((r) => r.anomalies || r.misses) ? ` Recorder anomalies/misses: ${results.map((r) => `${r.anomalies}/${r.misses}`).join(', ')}.` : '';
 
-function baselineSection(runs: readonly Run[]): string[] {
-  return runs.flatMap((run) => [
-    `### ${syncTitle(run.sync)}`,
-    '',
-    `Worker image: \`${run.image}\`.`,
-    '',
-    ...stepsTable(run.results, { status: true }),
-    '',
-    `Scaling steps (after the start): ${scalingTotal(run.results, 'uncoveredJobSeconds').toFixed(1)} uncovered job-seconds, ${scalingTotal(run.results, 'duplicateJobSeconds').toFixed(1)} duplicate job-seconds.` +
-      anomalyNote(run.results),
-    '',
-  ]);
-}
-
 function peerSection(runs: readonly Run[]): string[] {
   const out: string[] = [];
   for (const sync of [...new Set(runs.map((r) => r.sync))]) {
-    const swarm = runs.find((r) => r.sync === sync && r.system === 'swarm');
-    const original = runs.find((r) => r.sync === sync && r.system === 'original');
-    out.push(`### ${syncTitle(sync)}`, '', `Worker image: \`${swarm?.image ?? original?.image ?? '?'}\`.`, '');
-    if (swarm && original) out.push(...sideBySideTable([SYSTEM_LABEL.swarm, SYSTEM_LABEL.original], swarm.results, original.results), '');
-    for (const run of [swarm, original]) {
-      if (!run) continue;
-      out.push(`${SYSTEM_LABEL[run.system]}:`, '', ...stepsTable(run.results, { status: run.system === 'swarm' }), '');
+    const these = runs.filter((r) => r.sync === sync);
+    out.push(`### ${syncTitle(sync)}`, '', `Worker image: \`${these[0]?.image ?? '?'}\`.`, '');
+    if (these.length > 1) out.push(...sideBySideTable(these.map((r) => SYSTEM_LABEL[r.system]), these.map((r) => r.results)), '');
+    for (const run of these) {
+      out.push(`${SYSTEM_LABEL[run.system]}:`, '', ...stepsTable(run.results, { status: run.system !== 'original' }), '');
       const note = anomalyNote(run.results);
       if (note) out.push(note.trim(), '');
     }
@@ -342,34 +350,34 @@ const took = `Generated ${new Date().toISOString()}, ${Math.round((Date.now() - 
 const body = (
   built
     ? [
-        '## Coverage benchmark: Swarm against the original operator',
+        '## Coverage benchmark: Swarm (both scaling paths) against the original operator',
         '',
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then \`kubectl scale sts/swarm-worker\` 2→3→4→1→3, each step started when the previous one converged. *Swarm*: this tree, at ${tree} (Restart, MakeBeforeBreak, maxUnavailable 1; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same tree with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`) and hot-reloading workers (restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
         ...peerSection(runs),
       ]
     : [
-        "## Coverage benchmark (baseline: today's design, before the handoff issue)",
+        '## Coverage benchmark: this design, both scaling paths',
         '',
         `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
-        'Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams (Restart, MakeBeforeBreak, maxUnavailable 1), the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then `kubectl scale sts/swarm-worker` 2→3→4→1→3, each step started when the previous one converged.',
+        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: \`spec.replicas\` and \`kubectl scale swm\`, hot-reloading workers (restart policy None).`,
         '',
         measures,
         '',
-        ...baselineSection(runs),
+        ...peerSection(runs),
       ]
 ).join('\n');
 
-if (syncArg !== undefined) process.stdout.write(body + '\n');
+if (syncArg !== undefined && !process.argv.includes('--write')) process.stdout.write(body + '\n');
 else {
   const file = new URL('RESULTS.md', import.meta.url);
-  writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', built ? ORIGINAL_COVERAGE_SECTION : COVERAGE_SECTION, body));
-  progress(`wrote bench/RESULTS.md (${built ? ORIGINAL_COVERAGE_SECTION : COVERAGE_SECTION})`);
+  writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', built ? ORIGINAL_COVERAGE_SECTION : CURRENT_COVERAGE_SECTION, body));
+  progress(`wrote bench/RESULTS.md (${built ? ORIGINAL_COVERAGE_SECTION : CURRENT_COVERAGE_SECTION})`);
 }

@@ -109,7 +109,7 @@ describe('bench:coverage: tables', () => {
   });
 
   it('puts two runs side by side per step, a step one of them lacks as —, and totals the scaling steps', () => {
-    const table = sideBySideTable(['Swarm', 'original'], swarm, original);
+    const table = sideBySideTable(['Swarm', 'original'], [swarm, original]);
     expect(table[0]).toBe('| step | workers converged (s): Swarm | original | uncovered job-s: Swarm | original | duplicate job-s: Swarm | original | pods restarted: Swarm | original |');
     expect(table[3]).toBe('| 2→3 | 12.3 | — | 4.0 | 30.0 | 1.0 | 7.3 | 2 | 2 |');
     expect(table[4]).toBe('| 3→4 | 12.3 | — | 0.0 | — | 1.0 | — | 3 | — |');
