@@ -15,22 +15,12 @@ import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import type { MemoryKube } from '../support/memory-kube.js';
 import { seedStreams, stubWorld, swarmOf } from '../support/fixtures.js';
+import { workerPod } from '../support/views.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
 const STS = 'swarm-worker';
 
-const pod = (name: string, over: Partial<PodView> = {}): PodView => ({
-  name,
-  namespace: 'ns',
-  uid: `uid-${name}`,
-  resourceVersion: '1',
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: STS },
-  ownerStatefulSet: STS,
-  ...over,
-});
+const pod = (name: string, over: Partial<PodView> = {}): PodView => workerPod(name, { uid: `uid-${name}`, ...over });
 
 describe('worker identity with a start ordinal (lib/assignment/workers.ts)', () => {
   it('names workers start … start+replicas-1', () => {
@@ -187,6 +177,16 @@ const setDesired = (kube: MemoryKube, replicas: number | undefined) =>
     else s.spec.replicas = replicas;
   });
 
+/** A converged Swarm owning `from` workers, then spec.replicas set to `to` and one assign: `kube.writes` holds what that assign wrote. */
+async function resized(from: number, to: number, spec: Parameters<typeof swarmOf>[0] = {}) {
+  const world = stubWorld(from, { replicas: from, ...spec });
+  await reconcileAssign(world.env, key);
+  world.kube.writes = [];
+  setDesired(world.kube, to);
+  await reconcileAssign(world.env, key);
+  return world;
+}
+
 /** Events until nothing changes: assign, restart, the StatefulSet controller. */
 async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[0], start = 0): Promise<void> {
   for (let round = 0; round < 12; round++) {
@@ -199,11 +199,7 @@ async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[
 
 describe('assign owns the worker count (spec.replicas)', () => {
   it('scale-up: the config over the new count is written first, then the StatefulSet grows', async () => {
-    const { kube, env } = stubWorld(2, { replicas: 2 });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 3);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(2, 3);
     expect(ops(kube)).toEqual(['patchConfigMap', 'replaceStatefulSetScale']);
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
     expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
@@ -214,11 +210,7 @@ describe('assign owns the worker count (spec.replicas)', () => {
   });
 
   it('scale-down (MakeBeforeBreak): survivors take over while the departing pod runs; the StatefulSet shrinks after', async () => {
-    const { kube, env } = stubWorld(3, { replicas: 3 });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 2);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(3, 2);
     // The new config over 2 is written; worker 2 still runs (its old share) and the StatefulSet is unchanged.
     expect(ops(kube)).toEqual(['patchConfigMap']);
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 2));
@@ -244,11 +236,7 @@ describe('assign owns the worker count (spec.replicas)', () => {
   });
 
   it('scale-down (BreakBeforeMake): the StatefulSet shrinks first; the config hands off once the pod is gone', async () => {
-    const { kube, env } = stubWorld(3, { replicas: 3, restart: { handoff: 'BreakBeforeMake' } });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 2);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(3, 2, { restart: { handoff: 'BreakBeforeMake' } });
     expect(ops(kube)).toEqual(['replaceStatefulSetScale']);
     expect(configIn(kube).version).toBe(1);
     // The departing pod is terminating, not gone: still no handoff.
