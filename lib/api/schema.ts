@@ -41,6 +41,11 @@ export const LIMITS = {
   conditionMessageMaxLength: 4_096,
   /** Worker names spelled out in a condition message before "… and N more". */
   workersNamedInMessages: 20,
+  /**
+   * Validation problems listed before "… and N more problems": they end up in a
+   * Condition message and in front of a person, who needs the first few, not thousands.
+   */
+  problemsListed: 20,
   /** A week: a longer rollout deadline is no deadline. */
   maxProgressDeadlineSeconds: 604_800,
 } as const;

@@ -46,7 +46,7 @@ export function owningStatefulSet(pod: KubeObject): string | undefined {
 }
 
 /** The Swarm a ConfigMap belongs to: its Swarm controller reference, else its k8slab.info/swarm label. */
-export function owningSwarm(configMap: KubeObject): string | undefined {
+function owningSwarm(configMap: KubeObject): string | undefined {
   const owner = (configMap.metadata.ownerReferences ?? []).find((o) => o?.kind === 'Swarm' && String(o.apiVersion).startsWith('k8slab.info/') && o.controller === true);
   if (owner) return owner.name;
   const labels = configMap.metadata.labels;
