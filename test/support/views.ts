@@ -5,7 +5,7 @@ import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { validateSwarm } from '../../lib/api/validate.js';
 import type { AssignDecision } from '../../lib/decisions/configmap.js';
 import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
-import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 
 /** `s` as the API server stores it (uid `swarm-uid` unless it has one, generation 1), validated; throws if it is not valid. */
 export function validSwarm(s: Swarm): ValidSwarm {
@@ -53,7 +53,7 @@ export const acknowledgement = (p: PodView, version: number, jobs: readonly stri
   namespace: 'ns',
   resourceVersion: '1',
   holderIdentity: p.uid,
-  labels: { 'k8slab.info/swarm': 'swarm-worker' },
+  labels: { [SWARM_LABEL]: 'swarm-worker' },
   annotations: { [VERSION_ANNOTATION]: String(version), [DIGEST_ANNOTATION]: jobsDigest(jobs), ...(loadedAt ? { [LOADED_AT_ANNOTATION]: loadedAt } : {}) },
   ...over,
 });
