@@ -269,7 +269,7 @@ export function restartWorkspace(
 }
 
 /** Steps whose pod still holds an older share: the pinned pod is live and does not acknowledge its share yet. */
-export function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
+function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
   return steps.filter((s) => stepState(s, facts(s.worker)) !== 'done');
 }
 
@@ -331,7 +331,7 @@ const base64Bytes = (s: string): number => Buffer.from(s, 'base64').length;
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /** The sizes the API server checks on a ConfigMap, as its validation counts them. */
-export function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
+function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
   const dataBytes =
     Object.values(cm.data).reduce((n, v) => n + utf8(v), 0) +
     Object.values(cm.binaryData ?? {}).reduce((n, v) => n + base64Bytes(v), 0);

@@ -1,10 +1,10 @@
 // The pure decisions behind the functions: desired ConfigMap, restart plan, status.
 import { describe, expect, it } from 'vitest';
-import { decideConfigMap, pendingSteps } from '../../lib/decisions/configmap.js';
-import { decideRestarts, workerFacts } from '../../lib/decisions/restarts.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
 import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
-import type { ConfigMapView } from '../../lib/kube/types.js';
+import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
 import { converge, incarnations, sts, validSwarm, written } from '../support/views.js';
@@ -116,7 +116,7 @@ describe('decideRestarts', () => {
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
     const second = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }));
-    return { pods, workspace: readRestarts(second.annotations) };
+    return { pods, cm: second, workspace: readRestarts(second.annotations) };
   };
 
   it('waits for the gainer to be Ready before restarting a loser (make-before-break)', () => {
@@ -141,15 +141,18 @@ describe('decideRestarts', () => {
   });
 
   it('never restarts a pod that started after its share was written; assign forgets finished steps', () => {
-    const { pods, workspace } = scaleUp();
+    const { pods, cm, workspace } = scaleUp();
+    /** The workers whose restart is still pending in what assign writes next. */
+    const stillPending = (observed: PodView[]) =>
+      readRestarts(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: observed })).configMap.annotations).steps.map((s) => s.worker);
     const replaced = [pod(0), pods[1]!, pod(2)]; // worker-0 came back with a new uid
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: replaced });
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
-    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: replaced })).map((s) => s.worker)).toEqual(['swarm-worker-1']);
+    expect(stillPending(replaced)).toEqual(['swarm-worker-1']);
     const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
     expect(allNew.deletes).toEqual([]);
     expect(allNew.outstanding).toEqual([]);
-    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: [pod(0), pod(1), pod(2)] }))).toEqual([]);
+    expect(stillPending([pod(0), pod(1), pod(2)])).toEqual([]);
   });
 
   it('break-before-make restarts the losers without waiting for gainers', () => {

@@ -3,8 +3,8 @@
 // bookkeeping and bounded condition messages. Pure decisions, no cluster.
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
-import { configMapPatch, configMapSizes, decideConfigMap } from '../../lib/decisions/configmap.js';
-import { boundMessage, computeStatus, summariseWorkers } from '../../lib/decisions/status.js';
+import { configMapPatch, decideConfigMap } from '../../lib/decisions/configmap.js';
+import { boundMessage, computeStatus } from '../../lib/decisions/status.js';
 import { ANNOTATION_RESTARTS, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
 import { mergePatchBody } from '../../lib/kube/k8s-client.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
@@ -75,7 +75,7 @@ describe('limits checked before a write', () => {
     const d = decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] });
     expect(d.kind).toBe('converge');
     if (d.kind !== 'converge') return;
-    expect(configMapSizes(d.configMap).dataBytes).toBeLessThan(KUBERNETES_LIMITS.configMapDataBytes);
+    expect(Buffer.byteLength(d.configMap.data['config.yml']!)).toBeLessThan(KUBERNETES_LIMITS.configMapDataBytes);
   });
 
   it('more replicas than a Swarm manages: TooManyWorkers, nothing written', () => {
@@ -118,22 +118,27 @@ describe('the restart bookkeeping annotation', () => {
 });
 
 describe('condition messages stay bounded', () => {
-  it('summarises long worker lists', () => {
-    const names = Array.from({ length: 1220 }, (_, i) => `worker-${i}`);
-    expect(summariseWorkers(names, 2)).toBe('worker-0, worker-1, … and 1,218 more');
-    expect(summariseWorkers(names.slice(0, 2), 2)).toBe('worker-0, worker-1');
-  });
-
-  it('1,000 workers restarting: every message well under 32 KiB', () => {
-    const n = LIMITS.maxWorkers;
+  /** The status of `n` workers, every one with its restart pending. */
+  const restarting = (n: number) => {
     const pods = Array.from({ length: n }, (_, i) => workerPod(i));
     const workloads = Object.fromEntries(pods.map((p) => [p.name, { jobs: ['j'], version: 2 }]));
     const config = parse(render({ version: 2, workloads }));
     const workspace = { version: 2, steps: pods.map((p) => ({ worker: p.name, staleUid: p.uid, waitFor: [] })) };
-    const status = computeStatus({ swarm: validSwarm(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(n), config, workspace, pods });
+    return computeStatus({ swarm: validSwarm(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(n), config, workspace, pods });
+  };
+  const readyMessage = (n: number) => restarting(n).conditions?.find((c) => c.type === 'Ready')?.message;
+
+  it('names the first workers of a long list and counts the rest', () => {
+    const named = Array.from({ length: LIMITS.workersNamedInMessages }, (_, i) => `swarm-worker-${i}`).join(', ');
+    expect(readyMessage(LIMITS.workersNamedInMessages + 2)).toMatch(new RegExp(`${named}, … and 2 more$`));
+    expect(readyMessage(2)).toMatch(/swarm-worker-0, swarm-worker-1$/);
+  });
+
+  it('1,000 workers restarting: every message well under 32 KiB', () => {
+    const status = restarting(LIMITS.maxWorkers);
     expect(status.phase).toBe('Updating');
     for (const c of status.conditions ?? []) expect(Buffer.byteLength(c.message)).toBeLessThan(KUBERNETES_LIMITS.conditionMessageBytes / 4);
-    expect(status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/… and 980 more$/);
+    expect(readyMessage(LIMITS.maxWorkers)).toMatch(/… and 980 more$/);
   });
 
   it('any message is cut to the limit', () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { assign, lowerBound } from '../../lib/assignment/index.js';
 import { workerIndex, workerNames } from '../../lib/assignment/workers.js';
-import { decideScale, departingPods, workerCount, type ScaleInput } from '../../lib/decisions/scale.js';
+import { decideScale, workerCount, type ScaleInput } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
@@ -95,8 +95,10 @@ describe('how many workers the config assigns over (workerCount)', () => {
     expect(workerCount({ desired: 2, handoff: 'BreakBeforeMake', statefulSet: sts, configWorkers: undefined, pods })).toBe(2);
   });
   it('departing pods are those past the workers, from the start ordinal', () => {
-    const pods = ['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7', 'other-9'].map((n) => pod(n));
-    expect(departingPods({ name: STS, startOrdinal: 5 }, 2, pods).map((p) => p.name)).toEqual(['swarm-worker-7']);
+    // Shrunk to workers 5 and 6: BreakBeforeMake keeps the config at 3 workers while a pod past them remains.
+    const input = { desired: 2, handoff: 'BreakBeforeMake', statefulSet: { name: STS, replicas: 2, startOrdinal: 5 }, configWorkers: 3 } as const;
+    expect(workerCount({ ...input, pods: ['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7', 'other-9'].map((n) => pod(n)) })).toBe(3);
+    expect(workerCount({ ...input, pods: ['swarm-worker-5', 'swarm-worker-6', 'other-9'].map((n) => pod(n)) })).toBe(2);
   });
 });
 
