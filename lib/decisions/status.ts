@@ -106,7 +106,7 @@ function notServing(pod: PodView): string {
  * deadline). Without the write time, only pods out of service whose readiness
  * change is known can be judged.
  */
-export function rolloutBlockers(input: {
+function rolloutBlockers(input: {
   workers: readonly string[];
   pods: ReadonlyMap<string, PodView>;
   restartPending: ReadonlySet<string>;

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { assignFunction, boundedAll } from '../../functions/assign/index.js';
 import type { ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
-import { computeCoverage, inferredRunsShare, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
-import { computeStatus, rolloutBlockers } from '../../lib/decisions/status.js';
+import { computeCoverage, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
+import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { ANNOTATION_LAST_CHANGE, readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
 import { toTrigger } from '../../lib/events/trigger.js';
@@ -166,22 +166,32 @@ describe('the resync ping', () => {
 
 describe('the inference from start times (workers that cannot acknowledge)', () => {
   const changedAt: WrittenAt = { version: 4, at: T, unpinned: ['swarm-worker-0'] };
+  /** How computeCoverage judges the one (non-acknowledging, Ready) pod `pod`, whose share is of `shareVersion`. */
+  const judged = (pod: PodView, lastChange: WrittenAt | undefined, shareVersion = 4) =>
+    computeCoverage({
+      jobs: ['a'],
+      config: { version: 4, workloads: { [pod.name]: { jobs: ['a'], version: shareVersion } } },
+      pods: podsByWorker('swarm-worker', 2, [pod]),
+      leases: [],
+      restartPending: new Set(),
+      lastChange,
+    }).workers.get(pod.name)?.state;
 
   it('a worker whose share changed with no pod pinned runs it only if its container started a margin after the write', () => {
-    const at = (seconds: number) => inferredRunsShare('swarm-worker-0', workerPod(0, { startedAt: plus(seconds) }), 4, changedAt);
-    expect(at(-30)).toBe(false);
-    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe(false);
-    expect(at(INFERENCE_MARGIN_SECONDS)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', workerPod(0), 4, changedAt)).toBe(false);
+    const at = (seconds: number) => judged(workerPod(0, { startedAt: plus(seconds) }), changedAt);
+    expect(at(-30)).toBe('Uncovered');
+    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe('Uncovered');
+    expect(at(INFERENCE_MARGIN_SECONDS)).toBe('Inferred');
+    expect(judged(workerPod(0), changedAt)).toBe('Uncovered');
   });
 
   it('otherwise the bookkeeping stands: a share older than the write, a pinned worker, no recorded time', () => {
     const early = workerPod(0, { startedAt: plus(-30) });
-    expect(inferredRunsShare('swarm-worker-0', early, 3, changedAt)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-1', workerPod(1, { startedAt: plus(-30) }), 4, changedAt)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, unpinned: ['swarm-worker-0'] })).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, at: T })).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, undefined)).toBe(true);
+    expect(judged(early, changedAt, 3)).toBe('Inferred');
+    expect(judged(workerPod(1, { startedAt: plus(-30) }), changedAt)).toBe('Inferred');
+    expect(judged(early, { version: 4, unpinned: ['swarm-worker-0'] })).toBe('Inferred');
+    expect(judged(early, { version: 4, at: T })).toBe('Inferred');
+    expect(judged(early, undefined)).toBe('Inferred');
   });
 
   it('computeCoverage counts such a worker uncovered, and an acknowledging one is judged by its Lease alone', () => {
@@ -265,15 +275,10 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
     const lateFailure = workerPod(1, { ready: false, phase: 'Running', readinessChangedAt: plus(3600) });
     expect(status(plus(3700), [workerPod(0), lateFailure]).phase).toBe('Pending');
     expect(status(plus(4300), [workerPod(0), lateFailure]).phase).toBe('Degraded');
-    const blockers = rolloutBlockers({
-      workers: ['swarm-worker-0', 'swarm-worker-1'],
-      pods: podsByWorker('swarm-worker', 2, [workerPod(0, { ready: false })]),
-      restartPending: new Set(['swarm-worker-0']),
-      coverage: undefined,
-      version: 2,
-      writtenAt: undefined,
-    });
-    expect(blockers).toEqual([]);
+    // Not Ready with no readiness change seen, a restart pending, a worker with no pod: without the version's write time, no deadline.
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: [] }] };
+    expect(status(plus(86_400), [workerPod(0, { ready: false })], { workspace, lastChange: { version: 2 } }).phase).not.toBe('Degraded');
+    expect(status(plus(86_400), [workerPod(0, { ready: false })], { workspace }).phase).toBe('Degraded'); // the same, with the write time
   });
 
   it('a converged Swarm is never RolloutStuck, however old its version', () => {
