@@ -17,7 +17,7 @@ export function validSwarm(s: Swarm): ValidSwarm {
 /** StatefulSet swarm-worker at `replicas`. */
 export const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
 
-/** A Ready pod of StatefulSet swarm-worker: `swarm-worker-<ordinal>` (or the name given), uid `pod-<ordinal>`; `over` replaces any field. */
+/** A Ready pod of StatefulSet swarm-worker: `swarm-worker-<ordinal>` with uid `pod-<ordinal>` (or the name given, uid `pod-<name>`); `over` replaces any field. */
 export const workerPod = (ordinal: number | string, over: Partial<PodView> = {}): PodView => ({
   name: typeof ordinal === 'number' ? `swarm-worker-${ordinal}` : ordinal,
   namespace: 'ns',
