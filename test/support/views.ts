@@ -18,18 +18,22 @@ export function validSwarm(s: Swarm): ValidSwarm {
 export const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
 
 /** A Ready pod of StatefulSet swarm-worker: `swarm-worker-<ordinal>` with uid `pod-<ordinal>` (or the name given, uid `pod-<name>`); `over` replaces any field. */
-export const workerPod = (ordinal: number | string, over: Partial<PodView> = {}): PodView => ({
-  name: typeof ordinal === 'number' ? `swarm-worker-${ordinal}` : ordinal,
-  namespace: 'ns',
-  uid: `pod-${ordinal}`,
-  resourceVersion: '1',
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker' },
-  ownerStatefulSet: 'swarm-worker',
-  ...over,
-});
+export function workerPod(ordinal: number | string, over: Partial<PodView> = {}): PodView {
+  const { labels = { app: 'swarm-worker' }, ...rest } = over;
+  return {
+    name: typeof ordinal === 'number' ? `swarm-worker-${ordinal}` : ordinal,
+    namespace: 'ns',
+    uid: `pod-${ordinal}`,
+    resourceVersion: '1',
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    ready: true,
+    terminating: false,
+    // A copy: a test may change one pod's labels without changing another's.
+    labels: { ...labels },
+    ownerStatefulSet: 'swarm-worker',
+    ...rest,
+  };
+}
 
 /** The labels of a worker pod that acknowledges what it runs in its Lease. */
 export const acknowledgingLabels: Record<string, string> = { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: ACKNOWLEDGES_VALUE };
