@@ -79,7 +79,7 @@ export function createApp(options: AppOptions): express.Express {
   return app;
 }
 
-export const FUNCTION_CHOICES: readonly FunctionChoice[] = ['assign', 'restart', 'all'];
+const FUNCTION_CHOICES: readonly FunctionChoice[] = ['assign', 'restart', 'all'];
 
 /** FUNCTION is required: an image started without it must say so, not guess. */
 export function functionFromEnv(value: string | undefined): FunctionChoice {

@@ -19,7 +19,7 @@ const printerColumns = [
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 
-export function buildSwarmCrd(): Record<string, unknown> {
+function buildSwarmCrd(): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

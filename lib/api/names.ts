@@ -18,8 +18,8 @@ const DNS_LABEL = new RegExp(DNS_LABEL_PATTERN);
 const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
 
 // Length first: it bounds the regular expressions' backtracking too.
-export const isDns1123Label = (text: string): boolean => text.length <= DNS_LABEL_MAX_LENGTH && DNS_LABEL.test(text);
-export const isDns1123Subdomain = (text: string): boolean => text.length <= DNS_SUBDOMAIN_MAX_LENGTH && DNS_SUBDOMAIN.test(text);
+const isDns1123Label = (text: string): boolean => text.length <= DNS_LABEL_MAX_LENGTH && DNS_LABEL.test(text);
+const isDns1123Subdomain = (text: string): boolean => text.length <= DNS_SUBDOMAIN_MAX_LENGTH && DNS_SUBDOMAIN.test(text);
 
 /**
  * The rule each kind Swarm names follows. StatefulSet names are labels (not

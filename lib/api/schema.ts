@@ -6,7 +6,14 @@
 // cannot express, a union of differently typed branches (a job is a string or an
 // object), is written as a plain `anyOf` here and rewritten by the transformation.
 
-import { DNS_LABEL_MEANING, DNS_LABEL_PATTERN as DNS_LABEL, DNS_SUBDOMAIN_MEANING, DNS_SUBDOMAIN_PATTERN as DNS_SUBDOMAIN } from './names.js';
+import {
+  DNS_LABEL_MAX_LENGTH,
+  DNS_LABEL_MEANING,
+  DNS_LABEL_PATTERN as DNS_LABEL,
+  DNS_SUBDOMAIN_MAX_LENGTH,
+  DNS_SUBDOMAIN_MEANING,
+  DNS_SUBDOMAIN_PATTERN as DNS_SUBDOMAIN,
+} from './names.js';
 
 /** A JSON Schema node, loosely typed: the schema is data, read by ajv and the CRD generator. */
 export type SchemaNode = { [keyword: string]: unknown };
@@ -32,7 +39,7 @@ export const LIMITS = {
   minMaxUnavailable: 1,
   /** StatefulSet names above 52 characters break the pods' controller-revision-hash label (63). */
   statefulSetNameMaxLength: 52,
-  configMapNameMaxLength: 253,
+  configMapNameMaxLength: DNS_SUBDOMAIN_MAX_LENGTH,
   configKeyMaxLength: 253,
   maxConditions: 16,
   /** Replicas a Swarm manages: status lists every worker, and the status must stay storable. */
@@ -41,6 +48,11 @@ export const LIMITS = {
   conditionMessageMaxLength: 4_096,
   /** Worker names spelled out in a condition message before "… and N more". */
   workersNamedInMessages: 20,
+  /**
+   * Validation problems listed before "… and N more problems": they end up in a
+   * Condition message and in front of a person, who needs the first few, not thousands.
+   */
+  problemsListed: 20,
   /** A week: a longer rollout deadline is no deadline. */
   maxProgressDeadlineSeconds: 604_800,
 } as const;
@@ -225,7 +237,7 @@ const workerStatus: SchemaNode = {
   type: 'object',
   required: ['name', 'jobs', 'version', 'restartPending'],
   properties: {
-    name: { type: 'string', description: 'Pod name.', maxLength: 63 },
+    name: { type: 'string', description: 'Pod name.', maxLength: DNS_LABEL_MAX_LENGTH },
     jobs: { type: 'integer', description: 'Number of jobs assigned.', minimum: 0 },
     version: { type: 'integer', description: 'Version of this worker’s share.', minimum: 0 },
     restartPending: { type: 'boolean', description: 'The share changed and the pod has not restarted yet.' },

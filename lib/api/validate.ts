@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import type { FormatsPlugin } from 'ajv-formats';
 import { problemsFrom } from './problems.js';
-import { KUBERNETES_KEYWORDS, swarmSchema } from './schema.js';
+import { KUBERNETES_KEYWORDS, LIMITS, swarmSchema } from './schema.js';
 import { API_VERSION, KIND } from './types.js';
 import type { ValidSwarm } from './types.js';
 
@@ -19,15 +19,10 @@ const check = ajv.compile(swarmSchema);
 
 /** How many duplicate names to spell out before summarising. */
 const MAX_NAMED_DUPLICATES = 10;
-/**
- * How many problems to list: they end up in a Condition message (the apiserver caps
- * it at 32768 characters) and in front of a person, who needs the first few, not thousands.
- */
-export const MAX_PROBLEMS = 20;
 
 function capped(problems: string[]): string[] {
-  if (problems.length <= MAX_PROBLEMS) return problems;
-  return [...problems.slice(0, MAX_PROBLEMS - 1), `… and ${problems.length - MAX_PROBLEMS + 1} more problems`];
+  if (problems.length <= LIMITS.problemsListed) return problems;
+  return [...problems.slice(0, LIMITS.problemsListed - 1), `… and ${problems.length - LIMITS.problemsListed + 1} more problems`];
 }
 
 export function validateSwarm(obj: unknown): SwarmValidation {

@@ -2,7 +2,7 @@ export type { AssignInput, AssignResult, Assignment, Job, JobSpec, UnhonouredDed
 export { assign } from './assign.js';
 export { lowerBound, type LowerBound } from './lower-bound.js';
 export { AssignmentInputError } from './errors.js';
-export { toJob, compareNames, MAX_WEIGHT, MIN_WEIGHT } from './jobs.js';
+export { toJob, compareNames } from './jobs.js';
 export { parseJobList } from './job-list.js';
 export { hash32 } from './hash.js';
 export { compareWorkers, ordinalOf, sortWorkers, workerName } from './workers.js';

@@ -1,11 +1,9 @@
 // Job normalisation: user-written JobSpecs into flat, validated columns.
 // Columns (not objects) because the engine handles a million jobs per call.
+import { LIMITS } from '../api/schema.js';
 import { AssignmentInputError } from './errors.js';
 import { hash32 } from './hash.js';
 import type { Job, JobSpec } from './types.js';
-
-export const MIN_WEIGHT = 1;
-export const MAX_WEIGHT = 1000;
 
 export interface JobTable {
   readonly names: readonly string[];
@@ -29,8 +27,8 @@ export function toJob(spec: JobSpec, position = 0): Job {
   if (typeof name !== 'string' || name.length === 0) {
     throw new AssignmentInputError(`job #${position + 1}: "name" must be a non-empty string`);
   }
-  if (!Number.isInteger(weight) || weight < MIN_WEIGHT || weight > MAX_WEIGHT) {
-    throw new AssignmentInputError(`job "${name}": weight must be an integer from ${MIN_WEIGHT} to ${MAX_WEIGHT}, got ${String(weight)}`);
+  if (!Number.isInteger(weight) || weight < LIMITS.minWeight || weight > LIMITS.maxWeight) {
+    throw new AssignmentInputError(`job "${name}": weight must be an integer from ${LIMITS.minWeight} to ${LIMITS.maxWeight}, got ${String(weight)}`);
   }
   if (typeof dedicated !== 'boolean') {
     throw new AssignmentInputError(`job "${name}": dedicated must be true or false`);

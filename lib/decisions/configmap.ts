@@ -9,7 +9,7 @@ import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
-import { assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
 import { workerIndex, workerNames } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
@@ -18,7 +18,6 @@ import { stageHandoff } from './handoff.js';
 import { workerCount } from './scale.js';
 import {
   LABEL_MANAGED_BY,
-  LABEL_SWARM,
   MANAGED_BY,
   readRestarts,
   withLastChange,
@@ -193,7 +192,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     namespace: swarm.metadata.namespace,
     ...(configMap?.uid ? { uid: configMap.uid } : {}),
     ...(configMap?.resourceVersion ? { resourceVersion: configMap.resourceVersion } : {}),
-    labels: { ...(configMap?.labels ?? {}), [LABEL_SWARM]: swarm.metadata.name, [LABEL_MANAGED_BY]: MANAGED_BY },
+    labels: { ...(configMap?.labels ?? {}), [SWARM_LABEL]: swarm.metadata.name, [LABEL_MANAGED_BY]: MANAGED_BY },
     annotations,
     ownerReferences: withOwner(configMap?.ownerReferences ?? [], ownerReferenceTo(swarm)),
     data: { ...(configMap?.data ?? {}), [key]: config === previous && rendered ? rendered() : render(config) },
@@ -270,7 +269,7 @@ export function restartWorkspace(
 }
 
 /** Steps whose pod still holds an older share: the pinned pod is live and does not acknowledge its share yet. */
-export function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
+function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
   return steps.filter((s) => stepState(s, facts(s.worker)) !== 'done');
 }
 
@@ -332,7 +331,7 @@ const base64Bytes = (s: string): number => Buffer.from(s, 'base64').length;
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /** The sizes the API server checks on a ConfigMap, as its validation counts them. */
-export function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
+function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
   const dataBytes =
     Object.values(cm.data).reduce((n, v) => n + utf8(v), 0) +
     Object.values(cm.binaryData ?? {}).reduce((n, v) => n + base64Bytes(v), 0);

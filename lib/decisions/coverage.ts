@@ -114,7 +114,7 @@ export function judgeAcknowledgement(
  * restart bookkeeping's word stands. Without a recorded write time (older
  * annotations) or for hot-reloading workers, so does the bookkeeping's.
  */
-export function inferredRunsShare(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
+function inferredRunsShare(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
   if (!lastChange?.at || shareVersion !== lastChange.version || !lastChange.unpinned?.includes(worker)) return true;
   const written = Date.parse(lastChange.at);
   const started = pod.startedAt === undefined ? NaN : Date.parse(pod.startedAt);

@@ -46,7 +46,7 @@ export function workerCount(input: WorkerCountInput): number {
 }
 
 /** Pods of this StatefulSet beyond its first `count` workers (still running, or terminating). */
-export function departingPods(statefulSet: Pick<StatefulSetView, 'name' | 'startOrdinal'>, count: number, pods: readonly PodView[]): PodView[] {
+function departingPods(statefulSet: Pick<StatefulSetView, 'name' | 'startOrdinal'>, count: number, pods: readonly PodView[]): PodView[] {
   const end = (statefulSet.startOrdinal ?? 0) + count;
   return pods.filter((p) => {
     if (p.ownerStatefulSet !== undefined && p.ownerStatefulSet !== statefulSet.name) return false;

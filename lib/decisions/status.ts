@@ -40,7 +40,7 @@ const WARNING_REASONS = new Set<string>([
 ]);
 
 /** "a-0, a-1, … and 1,198 more": a condition message must stay far below 32 KiB whatever the replica count. */
-export function summariseWorkers(names: readonly string[], named: number = LIMITS.workersNamedInMessages): string {
+function summariseWorkers(names: readonly string[], named: number = LIMITS.workersNamedInMessages): string {
   if (names.length <= named) return names.join(', ');
   return `${names.slice(0, named).join(', ')}, … and ${(names.length - named).toLocaleString('en-US')} more`;
 }
@@ -106,7 +106,7 @@ function notServing(pod: PodView): string {
  * deadline). Without the write time, only pods out of service whose readiness
  * change is known can be judged.
  */
-export function rolloutBlockers(input: {
+function rolloutBlockers(input: {
   workers: readonly string[];
   pods: ReadonlyMap<string, PodView>;
   restartPending: ReadonlySet<string>;

@@ -7,7 +7,6 @@ import { ordinalOf, parseWorker, workerName } from '../assignment/workers.js';
 import type { Move } from '../plan/diff.js';
 import type { RestartStep } from '../plan/restart-order.js';
 
-export const LABEL_SWARM = 'k8slab.info/swarm';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'swarm';
 export const ANNOTATION_RESTARTS = 'k8slab.info/restarts';

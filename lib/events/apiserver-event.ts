@@ -11,7 +11,7 @@ import type { KubeObject, Mode, ObjectRef, Verb } from './types.js';
 export const DEFAULT_APISERVER_SOURCE = 'https://kubernetes.default.svc:443';
 
 /** apimachinery's UnsafeGuessKindToResource: lower-case kind, naive plural. */
-export function guessResource(kind: string): string {
+function guessResource(kind: string): string {
   const singular = kind.toLowerCase();
   if (singular === '') return '';
   if (singular === 'endpoints') return singular;
@@ -21,7 +21,7 @@ export function guessResource(kind: string): string {
 }
 
 /** The adapter's selfLink-like subject, quirks included (`/apis/v1/...` for core kinds). */
-export function adapterSubject(ref: ObjectRef): string {
+function adapterSubject(ref: ObjectRef): string {
   const version = ref.apiVersion.includes('.') && !ref.apiVersion.includes('/') ? `${ref.apiVersion}/versionUnknown` : ref.apiVersion;
   return `/apis/${version}/namespaces/${ref.namespace}/${guessResource(ref.kind)}/${ref.name}`;
 }

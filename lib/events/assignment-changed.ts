@@ -1,7 +1,5 @@
-// The event `assign` emits after publishing a new assignment, and its parser.
+// The event `assign` emits after publishing a new assignment (toTrigger parses it).
 import { CloudEvent } from 'cloudevents';
-import { checkAssignmentChanged } from './data.js';
-import type { Checked } from './data.js';
 import { ASSIGNMENT_CHANGED_TYPE } from './types.js';
 import type { AssignmentChangedData } from './types.js';
 
@@ -21,11 +19,4 @@ export function assignmentChangedEvent(data: AssignmentChangedData): CloudEvent<
     datacontenttype: 'application/json',
     data: { swarm: { namespace, name, uid }, version: data.version, workers: [...data.workers] },
   });
-}
-
-export function parseAssignmentChanged(event: { type: string; data?: unknown }): Checked<AssignmentChangedData> {
-  if (event.type !== ASSIGNMENT_CHANGED_TYPE) {
-    return { ok: false, problem: `event type ${JSON.stringify(event.type)} is not ${ASSIGNMENT_CHANGED_TYPE}` };
-  }
-  return checkAssignmentChanged(event.data);
 }

@@ -5,7 +5,7 @@ import { checkAssignmentChanged, checkKubeObject, checkObjectRef, checkResyncDat
 import { BadEventError } from './errors.js';
 import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE, PING_EVENT_TYPE } from './types.js';
 import type { KubeObject, Mode, Trigger, Verb, WatchedKind } from './types.js';
-import { LABEL_SWARM } from '../decisions/workspace.js';
+import { SWARM_LABEL } from '../workerconfig/acknowledgement.js';
 
 /** The fields of a CloudEvent we read (the SDK's CloudEvent has them; so does a plain object). */
 export interface EventLike {
@@ -46,11 +46,11 @@ export function owningStatefulSet(pod: KubeObject): string | undefined {
 }
 
 /** The Swarm a ConfigMap belongs to: its Swarm controller reference, else its k8slab.info/swarm label. */
-export function owningSwarm(configMap: KubeObject): string | undefined {
+function owningSwarm(configMap: KubeObject): string | undefined {
   const owner = (configMap.metadata.ownerReferences ?? []).find((o) => o?.kind === 'Swarm' && String(o.apiVersion).startsWith('k8slab.info/') && o.controller === true);
   if (owner) return owner.name;
   const labels = configMap.metadata.labels;
-  const label = labels && typeof labels === 'object' ? (labels as Record<string, unknown>)[LABEL_SWARM] : undefined;
+  const label = labels && typeof labels === 'object' ? (labels as Record<string, unknown>)[SWARM_LABEL] : undefined;
   return typeof label === 'string' && label !== '' ? label : undefined;
 }
 

@@ -100,7 +100,7 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = {
   "'": '&#39;',
 };
 
-export function escapeHtml(text: string | number): string {
+function escapeHtml(text: string | number): string {
   return String(text).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 }
 

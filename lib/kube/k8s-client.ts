@@ -293,11 +293,13 @@ function statusMessage(body: unknown): string {
 const iso = (d: Date | string | undefined): string =>
   d === undefined ? '' : typeof d === 'string' ? d : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** The name and namespace every view starts with (empty when the API left them out). */
+const named = (m: k8s.V1ObjectMeta | undefined): { name: string; namespace: string } => ({ name: m?.name ?? '', namespace: m?.namespace ?? '' });
+
 export function podView(p: k8s.V1Pod): PodView {
   const owner = p.metadata?.ownerReferences?.find((o) => o.kind === 'StatefulSet' && o.controller);
   return {
-    name: p.metadata?.name ?? '',
-    namespace: p.metadata?.namespace ?? '',
+    ...named(p.metadata),
     uid: p.metadata?.uid ?? '',
     resourceVersion: p.metadata?.resourceVersion ?? '',
     creationTimestamp: iso(p.metadata?.creationTimestamp),
@@ -330,8 +332,7 @@ function podProgress(p: k8s.V1Pod): Pick<PodView, 'phase' | 'unschedulable' | 'w
 
 export function leaseView(l: k8s.V1Lease): LeaseView {
   return {
-    name: l.metadata?.name ?? '',
-    namespace: l.metadata?.namespace ?? '',
+    ...named(l.metadata),
     resourceVersion: l.metadata?.resourceVersion ?? '',
     ...(l.spec?.holderIdentity ? { holderIdentity: l.spec.holderIdentity } : {}),
     labels: { ...(l.metadata?.labels ?? {}) },
@@ -341,8 +342,7 @@ export function leaseView(l: k8s.V1Lease): LeaseView {
 
 export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
   return {
-    name: s.metadata?.name ?? '',
-    namespace: s.metadata?.namespace ?? '',
+    ...named(s.metadata),
     uid: s.metadata?.uid ?? '',
     replicas: s.spec?.replicas ?? 1,
     ...(s.spec?.ordinals?.start ? { startOrdinal: s.spec.ordinals.start } : {}),
@@ -354,8 +354,7 @@ export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
 
 export function scaleView(s: k8s.V1Scale): ScaleView {
   return {
-    name: s.metadata?.name ?? '',
-    namespace: s.metadata?.namespace ?? '',
+    ...named(s.metadata),
     resourceVersion: s.metadata?.resourceVersion ?? '',
     replicas: s.spec?.replicas ?? 0,
   };
@@ -375,8 +374,7 @@ export function labelSelectorString(sel: k8s.V1LabelSelector | undefined): strin
 
 export function configMapView(c: k8s.V1ConfigMap): ConfigMapView {
   return {
-    name: c.metadata?.name ?? '',
-    namespace: c.metadata?.namespace ?? '',
+    ...named(c.metadata),
     ...(c.metadata?.uid ? { uid: c.metadata.uid } : {}),
     ...(c.metadata?.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
     labels: { ...(c.metadata?.labels ?? {}) },

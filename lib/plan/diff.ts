@@ -63,11 +63,6 @@ export function diff(previous: Assignment, next: Assignment, order: (a: string, 
   };
 }
 
-/** Surviving jobs whose owner changed between two assignments. */
-export function movedJobs(previous: Assignment, next: Assignment): number {
-  return diff(previous, next).moved;
-}
-
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);

@@ -1,2 +1,2 @@
-export { diff, movedJobs, ownersOf, type AssignmentDiff, type Move } from './diff.js';
+export { diff, ownersOf, type AssignmentDiff, type Move } from './diff.js';
 export { restartOrder, type RestartStep } from './restart-order.js';

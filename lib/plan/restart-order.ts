@@ -16,6 +16,7 @@
 // waiting for its gainer keeps waiting even when the next change does not
 // touch it.
 import { compareWorkers } from '../assignment/workers.js';
+import { DEFAULTS } from '../api/schema.js';
 import type { Handoff } from '../api/types.js';
 import type { AssignmentDiff } from './diff.js';
 
@@ -28,7 +29,7 @@ export interface RestartStep {
 
 export function restartOrder(
   change: AssignmentDiff,
-  handoff: Handoff = 'MakeBeforeBreak',
+  handoff: Handoff = DEFAULTS.handoff,
   order: (a: string, b: string) => number = compareWorkers,
   carried: ReadonlyMap<string, readonly string[]> = new Map(),
 ): RestartStep[] {

@@ -4,7 +4,12 @@
 // reads them as observations; the worker library writes them. One home for the
 // names and the parsing, so both sides agree.
 
-/** Label on the Lease: the StatefulSet whose worker wrote it (routes its events to the Swarm). */
+/**
+ * The label that marks what belongs to a Swarm: on worker pods and their Leases
+ * the StatefulSet's name (the ApiServerSource watches only those carrying it,
+ * and a Lease's events reach the Swarm through it), on the worker ConfigMap the
+ * Swarm's name.
+ */
 export const SWARM_LABEL = 'k8slab.info/swarm';
 /** Pod label a worker template carries to say its workers acknowledge (value "lease"); without it status infers. */
 export const ACKNOWLEDGES_LABEL = 'k8slab.info/acknowledges';

@@ -1,73 +1,27 @@
 // Two instances of each function (as Knative runs several pods of a busy
 // Service) reconciling one Swarm at once, on the real control plane: guarded
 // writes make them converge, and no update is lost.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { join } from 'node:path';
-import { CustomObjectsApi, KubeConfig, CoreV1Api } from '@kubernetes/client-node';
-import type { Swarm } from '../../lib/api/types.js';
+import { describe, expect, inject, it } from 'vitest';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
-import { defaultWorkDir } from '../controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
+import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
+import { kubectl } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 import { scrapeTotal } from '../support/metrics.js';
-import { Timeline, eventually } from '../support/timeline.js';
+import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const core = kc.makeApiClient(CoreV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
 const NS = `conc-${process.pid}`;
+const { core, readSwarm } = apiClients(kubeconfig, NS);
+const served = servedNamespace(kubeconfig, NS, { instances: 2 });
 
-const sts = (replicas: number) => `apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: pool, namespace: ${NS}}
-spec:
-  serviceName: pool
-  replicas: ${replicas}
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: pool}}
-  template:
-    metadata: {labels: {app: pool, k8slab.info/swarm: pool}}
-    spec:
-      # KWOK's tainted fake nodes: these pods run nothing.
-      nodeSelector: {type: kwok}
-      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
-      terminationGracePeriodSeconds: 0
-      containers: [{name: worker, image: pool}]
-`;
-const swarm = (jobs: string[]) => `apiVersion: k8slab.info/v1alpha1
-kind: Swarm
-metadata: {name: pool, namespace: ${NS}}
-spec:
-  statefulSetName: pool
-  configMapName: pool-config
-  restart: {maxUnavailable: 2}
-  workload: {jobs: ${JSON.stringify(jobs)}}
-`;
-
-const getSwarm = async () => (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'pool' })) as Swarm;
-let local: LocalKnative;
-let timeline: Timeline;
-
-beforeAll(async () => {
-  await installSwarm(kubeconfig);
-  await enableNamespace(kubeconfig, NS);
-  timeline = await Timeline.start(kubeconfig, NS);
-  local = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace: NS, workDir: join(defaultWorkDir, 'e2e', NS), instances: 2, backoffScale: 0.2 });
-});
-
-afterAll(async () => {
-  timeline?.stop();
-  await local?.stop();
-  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-});
+const swarm = (jobs: string[]) => swarmYaml(NS, 'pool', { restart: { maxUnavailable: 2 }, workload: { jobs } });
+const getSwarm = () => readSwarm('pool');
 
 describe('two instances per function', () => {
   it('converge on one Swarm under a burst of concurrent changes and duplicate events, losing no update', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sts(2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'pool', 2));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm(seedStreams));
     await eventually('first assignment', async () => (await getSwarm()).status?.phase === 'Running');
 
@@ -79,14 +33,14 @@ describe('two instances per function', () => {
       kubectl(kubeconfig, ['apply', '-f', '-'], swarm(jobs)),
     ]);
     const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', 'swarm', 'pool', '-o', 'json'])) as Record<string, unknown>;
-    for (let i = 0; i < 20; i++) local.broker.publish(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
+    for (let i = 0; i < 20; i++) served.local.broker.publish(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
 
     const done = await eventually('convergence at 4 replicas with the new jobs', async () => {
       const s = await getSwarm();
       const st = s.status;
       return st?.phase === 'Running' && st.readyReplicas === 4 && st.observedGeneration === s.metadata.generation && st.workers?.reduce((n, w) => n + w.jobs, 0) === jobs.length ? s : undefined;
     }, 120_000);
-    await local.broker.idle();
+    await served.local.broker.idle();
 
     const config = parse((await core.readNamespacedConfigMap({ namespace: NS, name: 'pool-config' })).data?.['config.yml'] ?? '');
     expect(config.version).toBe(done.status?.version);
@@ -97,13 +51,13 @@ describe('two instances per function', () => {
     // Every pod the functions had to restart (a uid pinned as holding an older share in
     // any ConfigMap version) was deleted exactly once, and the metrics counted exactly those.
     // (KWOK itself sometimes deletes a replacement pod by name; those are not ours.)
-    const restartPorts = local.hosts.restart.map((h) => h.port);
-    const pinned = new Set(timeline.configMapWrites.flatMap((w) => readRestarts(w.annotations).steps.map((s) => s.staleUid)));
-    const restarted = [...timeline.pods.values()].filter((p) => pinned.has(p.uid) && p.deletingAt !== undefined);
+    const restartPorts = served.local.hosts.restart.map((h) => h.port);
+    const pinned = new Set(served.timeline.configMapWrites.flatMap((w) => readRestarts(w.annotations).steps.map((s) => s.staleUid)));
+    const restarted = [...served.timeline.pods.values()].filter((p) => pinned.has(p.uid) && p.deletingAt !== undefined);
     expect(restarted.length).toBeGreaterThan(0);
     expect(await scrapeTotal(restartPorts, 'swarm_pod_restarts_total')).toBe(restarted.length);
-    const handledBy = await Promise.all(local.hosts.assign.map((h) => scrapeTotal([h.port], 'swarm_events_total')));
+    const handledBy = await Promise.all(served.local.hosts.assign.map((h) => scrapeTotal([h.port], 'swarm_events_total')));
     expect(handledBy.every((n) => n > 0)).toBe(true);
-    expect(local.broker.deadLetters).toEqual([]);
+    expect(served.local.broker.deadLetters).toEqual([]);
   });
 });

@@ -4,26 +4,21 @@
 // before it is sent, and a real RBAC refusal is recorded instead of retried.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { assignFunction } from '../../functions/assign/index.js';
 import { LIMITS } from '../../lib/api/schema.js';
-import type { Swarm } from '../../lib/api/types.js';
 import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { silentLog } from '../support/fixtures.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
+import { apiClients, swarmYaml } from '../harness/cluster-fixtures.js';
 import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 
 const kubeconfig = inject('kubeconfig');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const core = kc.makeApiClient(CoreV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
 const NS = `writes-${process.pid}`;
-const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
+const { core, readSwarm: getSwarm } = apiClients(kubeconfig, NS);
 
 let asAssign: ReconcileEnv;
 let asRestart: ReconcileEnv;
@@ -59,18 +54,11 @@ spec:
     metadata: {labels: {app: ${name}}}
     spec: {containers: [{name: worker, image: ${name}}]}
 `;
-const swarm = (name: string, configMapName: string, jobs: unknown[]) =>
-  JSON.stringify({
-    apiVersion: 'k8slab.info/v1alpha1',
-    kind: 'Swarm',
-    metadata: { name, namespace: NS },
-    spec: { statefulSetName: name, configMapName, restart: { policy: 'None' }, workload: { jobs } },
-  });
+const swarm = (name: string, jobs: unknown[]) => swarmYaml(NS, name, { restart: { policy: 'None' }, workload: { jobs } });
 /** Server-side apply: the README's advice for Swarms above client-side apply's 256 KiB annotation. */
 const applySwarm = (doc: string) => kubectl(kubeconfig, ['apply', '--server-side', '-f', '-'], doc);
 const trigger = (name: string) =>
   ({ source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', namespace: NS, name }) as const;
-const getSwarm = async (name: string) => (await custom.getNamespacedCustomObject({ ...swarmPath, name })) as Swarm;
 const getConfigMap = (name: string) => core.readNamespacedConfigMap({ namespace: NS, name });
 const condition = async (name: string, type: string) => (await getSwarm(name)).status?.conditions?.find((c) => c.type === type);
 
@@ -91,7 +79,7 @@ describe('ConfigMap writes on the real API server', () => {
       },
     });
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('shared', 2));
-    await applySwarm(swarm('shared', 'shared-config', seedStreams));
+    await applySwarm(swarm('shared', seedStreams));
     const fn = assignFunction(asAssign, createCoalescer());
 
     expect((await fn.handle(trigger('shared'))).status).toBe(200); // adopted, version 1, reply sent
@@ -117,8 +105,8 @@ describe('ConfigMap writes on the real API server', () => {
     const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => ({ name: `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'), weight: LIMITS.maxWeight }));
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('largest', 2));
     // Why the README says --server-side: client-side apply copies the object into an annotation.
-    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarm('largest', 'largest-config', jobs))).rejects.toThrow(/Too long: .*262144 bytes/);
-    await applySwarm(swarm('largest', 'largest-config', jobs));
+    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarm('largest', jobs))).rejects.toThrow(/Too long: .*262144 bytes/);
+    await applySwarm(swarm('largest', jobs));
     const out = await assignFunction(asAssign, createCoalescer()).handle(trigger('largest'));
     expect(out.summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]);
     const config = parse((await getConfigMap('largest-config')).data?.['config.yml'] ?? '');
@@ -128,14 +116,14 @@ describe('ConfigMap writes on the real API server', () => {
 
   it('an oversize config is refused before it is sent: ConfigMapTooLarge, a Warning Event, the ConfigMap unchanged, answered 2xx', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('oversize', 2));
-    await applySwarm(swarm('oversize', 'oversize-config', seedStreams));
+    await applySwarm(swarm('oversize', seedStreams));
     const fn = assignFunction(asAssign, createCoalescer());
     await fn.handle(trigger('oversize'));
     const before = await getConfigMap('oversize-config');
 
     // Within every cap of the schema, but 3 bytes a character: config.yml would be > 1 MiB.
     const jobs = Array.from({ length: 3000 }, (_, i) => `${i}-${'€'.repeat(LIMITS.jobNameMaxLength - 6)}`);
-    await applySwarm(swarm('oversize', 'oversize-config', jobs));
+    await applySwarm(swarm('oversize', jobs));
     const out = await fn.handle(trigger('oversize'));
     expect(out.status).toBe(202);
     expect(out.summary.swarms).toMatchObject([{ result: 'blocked', reason: 'ConfigMapTooLarge' }]);
@@ -159,7 +147,7 @@ describe('ConfigMap writes on the real API server', () => {
       },
     });
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('statuses', 1));
-    await applySwarm(swarm('statuses', 'statuses-config', ['a']));
+    await applySwarm(swarm('statuses', ['a']));
     const found = await kube.getSwarm(NS, 'statuses');
     expect(await kube.getSwarm(NS, 'no-such-swarm')).toBeUndefined();
     await kube.createConfigMap({ name: 'statuses-config', namespace: NS, labels: {}, annotations: {}, ownerReferences: [], data: {} });
@@ -170,7 +158,7 @@ describe('ConfigMap writes on the real API server', () => {
 
   it('a real RBAC refusal (restart may not create ConfigMaps) is recorded as Forbidden, not retried', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('denied', 1));
-    await applySwarm(swarm('denied', 'denied-config', seedStreams));
+    await applySwarm(swarm('denied', seedStreams));
     // restart's identity may write neither ConfigMaps nor status (assign owns both):
     // here it is let write status, in this namespace only, so the refusal can be recorded.
     await kubectl(kubeconfig, ['-n', NS, 'create', 'role', 'status-writer', '--verb=update,patch', '--resource=swarms.k8slab.info/status']);

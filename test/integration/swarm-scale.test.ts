@@ -8,56 +8,23 @@
 // honoured; statefulSetName and configMapName cannot be changed.
 // Order is judged by resourceVersion (etcd's revision, one sequence for every
 // object), not by wall clocks.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
-import type { Swarm } from '../../lib/api/types.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { Watch } from '@kubernetes/client-node';
 import { IMMUTABLE_MESSAGES } from '../../lib/api/schema.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
-import { defaultWorkDir } from '../controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../harness/local-knative.js';
+import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
+import { kubectl } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const core = kc.makeApiClient(CoreV1Api);
-const apps = kc.makeApiClient(AppsV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
 const NS = `scale-${process.pid}`;
+const { kc, core, apps, readSwarm: getSwarm } = apiClients(kubeconfig, NS);
+const served = servedNamespace(kubeconfig, NS, { beforeStart: record });
 
-const statefulSet = (name: string, replicas: number, start?: number) => `apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  serviceName: ${name}
-  replicas: ${replicas}
-  ${start === undefined ? '' : `ordinals: {start: ${start}}`}
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}, k8slab.info/swarm: ${name}}}
-    spec:
-      # KWOK's tainted fake nodes: these pods run nothing and acknowledge nothing.
-      nodeSelector: {type: kwok}
-      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
-      terminationGracePeriodSeconds: 0
-      containers: [{name: worker, image: ${name}}]
-`;
-const swarm = (name: string, replicas?: number, handoff = 'MakeBeforeBreak') => `apiVersion: k8slab.info/v1alpha1
-kind: Swarm
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  statefulSetName: ${name}
-  configMapName: ${name}-config
-  ${replicas === undefined ? '' : `replicas: ${replicas}`}
-  restart: {handoff: ${handoff}}
-  workload: {jobs: ${JSON.stringify(seedStreams)}}
-`;
+const swarm = (name: string, replicas?: number, handoff = 'MakeBeforeBreak') =>
+  swarmYaml(NS, name, { ...(replicas === undefined ? {} : { replicas }), restart: { handoff }, workload: { jobs: seedStreams } });
 
-const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
-const getSwarm = async (name: string) => (await custom.getNamespacedCustomObject({ ...swarmPath, name })) as Swarm;
 const configOf = async (name: string): Promise<WorkerConfig | undefined> => {
   const text = (await core.readNamespacedConfigMap({ namespace: NS, name: `${name}-config` })).data?.['config.yml'];
   return text ? parse(text) : undefined;
@@ -93,8 +60,8 @@ interface Seen {
 }
 const seen: Seen[] = [];
 const aborts: AbortController[] = [];
-let local: LocalKnative;
 
+/** Watches the StatefulSets, pods and ConfigMaps of the namespace into `seen`. */
 async function record(): Promise<void> {
   const watch = new Watch(kc);
   const noop = () => {};
@@ -133,22 +100,11 @@ const firstRv = (match: (s: Seen) => boolean): number => {
   return hit.rv;
 };
 
-beforeAll(async () => {
-  await installSwarm(kubeconfig);
-  await enableNamespace(kubeconfig, NS);
-  await record();
-  local = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace: NS, workDir: join(defaultWorkDir, 'e2e', NS), backoffScale: 0.2 });
-});
-
-afterAll(async () => {
-  aborts.forEach((a) => a.abort());
-  await local?.stop();
-  await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-});
+afterAll(() => aborts.forEach((a) => a.abort()));
 
 describe('Swarm owns the worker count (spec.replicas, the scale subresource)', () => {
   it('kubectl scale swm grows the StatefulSet after the config over the new count was written, and shrinks it after the survivors took over', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('pool', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'pool', 2));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('pool', 2));
     await converged('pool', ['pool-0', 'pool-1']);
     // The scale subresource answers from status: the pods that exist, and their selector (HPA, KEDA).
@@ -182,7 +138,7 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
     expect(firstRv((s) => s.kind === 'Pod' && s.uid === before0 && !!s.deleting)).toBeGreaterThan(configOver1);
     expect(survivorReady).toBeLessThan(shrunkTo1);
     expect(shrunkTo1).toBeLessThan(departing);
-    expect(local.broker.deadLetters).toEqual([]);
+    expect(served.local.broker.deadLetters).toEqual([]);
   });
 
   it('a direct kubectl scale sts is undone: spec.replicas wins', async () => {
@@ -194,7 +150,7 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
 
 describe('BreakBeforeMake (at most once)', () => {
   it('grows after the losers have restarted, and shrinks before anyone takes over the departing workers\' jobs', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('once', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'once', 2));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('once', 2, 'BreakBeforeMake'));
     await converged('once', ['once-0', 'once-1']);
     const before = await Promise.all(['once-0', 'once-1'].map(async (name) => (await core.readNamespacedPod({ namespace: NS, name })).metadata?.uid));
@@ -219,7 +175,7 @@ describe('BreakBeforeMake (at most once)', () => {
 
 describe("the StatefulSet's start ordinal", () => {
   it('shares, status and resizes name the pods that exist (ordinals.start: 5)', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('five', 2, 5));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'five', 2, 5));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('five'));
     await converged('five', ['five-5', 'five-6']);
     // Without spec.replicas the StatefulSet's own count is followed.
@@ -235,7 +191,7 @@ describe("the StatefulSet's start ordinal", () => {
 
 describe('immutable references (CEL self == oldSelf)', () => {
   it('the API server refuses a change of statefulSetName or configMapName, with a message saying so', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('fixed', 0));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'fixed', 0));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('fixed'));
     for (const [field, message] of Object.entries(IMMUTABLE_MESSAGES)) {
       const patch = JSON.stringify({ spec: { [field]: 'renamed' } });

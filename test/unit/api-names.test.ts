@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkName, isDns1123Label, isDns1123Subdomain, nameProblem, quoteName } from '../../lib/api/names.js';
+import { checkName, nameProblem, quoteName } from '../../lib/api/names.js';
 
 describe('Kubernetes names', () => {
   it.each([
@@ -25,8 +25,9 @@ describe('Kubernetes names', () => {
     ['web\n', false, false],
     ['🐝', false, false],
   ])('%j: label %s, subdomain %s', (name, label, subdomain) => {
-    expect(isDns1123Label(name)).toBe(label);
-    expect(isDns1123Subdomain(name)).toBe(subdomain);
+    // StatefulSet names are DNS labels, ConfigMap names DNS subdomains.
+    expect(nameProblem('StatefulSet', name) === undefined).toBe(label);
+    expect(nameProblem('ConfigMap', name) === undefined).toBe(subdomain);
   });
 
   it('applies the rule each kind has in the apiserver', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../lib/api/schema.js';
-import { MAX_PROBLEMS, validateSwarm } from '../../lib/api/validate.js';
+import { validateSwarm } from '../../lib/api/validate.js';
 
 /** No control characters: what the schema allows in a job name. */
 const printable = (s: string): boolean => [...s].every((c) => c.charCodeAt(0) > 0x1f && c.charCodeAt(0) !== 0x7f);
@@ -97,12 +97,12 @@ describe('validateSwarm names every problem by its field path', () => {
     ]);
   });
 
-  it('at most MAX_PROBLEMS problems, so the Condition message stays bounded', () => {
+  it('at most LIMITS.problemsListed problems, so the Condition message stays bounded', () => {
     const jobs = Array.from({ length: 5000 }, () => ({ name: 'x'.repeat(LIMITS.jobNameMaxLength), weight: 5000 }));
     const problems = problemsOf(swarm({ workload: { jobs } }));
-    expect(problems).toHaveLength(MAX_PROBLEMS);
+    expect(problems).toHaveLength(LIMITS.problemsListed);
     expect(problems[0]).toBe('spec.workload.jobs[0].weight: must be ≤ 1000');
-    expect(problems.at(-1)).toBe(`… and ${5000 - MAX_PROBLEMS + 1} more problems`);
+    expect(problems.at(-1)).toBe(`… and ${5000 - LIMITS.problemsListed + 1} more problems`);
     expect(problems.join('; ').length).toBeLessThan(32768);
   });
 

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assign, lowerBound, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
-import { movedJobs } from '../../lib/plan/index.js';
+import { diff } from '../../lib/plan/index.js';
 
 const sts = 'w';
 const names = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { maxLength: 120 });
@@ -91,7 +91,7 @@ describe('assignment properties', () => {
           else jobs = [...jobs.slice(step.remove), ...step.add.filter((j) => !jobs.includes(j))];
           const next = assign({ statefulSetName: sts, replicas, jobs, previous }).assignment;
           const bound = lowerBound({ statefulSetName: sts, replicas, jobs, previous })!;
-          const moved = movedJobs(previous, next);
+          const moved = diff(previous, next).moved;
           expect(moved).toBeLessThanOrEqual(1.05 * bound.moves + 1);
           expect(moved).toBe(bound.moves);
           expect(spread(next)).toBeLessThanOrEqual(1);
@@ -158,7 +158,7 @@ describe('assignment properties', () => {
         }
         const bound = lowerBound({ statefulSetName: sts, replicas: to, jobs, previous: first })!;
         expect(bound.exact).toBe(jobs.every((j) => j.weight === 1));
-        expect(movedJobs(first, next)).toBeGreaterThanOrEqual(bound.moves);
+        expect(diff(first, next).moved).toBeGreaterThanOrEqual(bound.moves);
       }),
       { numRuns: 200 },
     );

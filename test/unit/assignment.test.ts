@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assign, AssignmentInputError, lowerBound, parseJobList, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
-import { movedJobs } from '../../lib/plan/index.js';
+import { diff } from '../../lib/plan/index.js';
 
 const seedStreams = parseJobList(readFileSync(new URL('../fixtures/seed-streams.txt', import.meta.url), 'utf8')) as string[];
 const sts = 'swarm-worker';
@@ -38,7 +38,7 @@ describe('assign over the 27 seed streams', () => {
       const next = assign({ statefulSetName: sts, replicas, jobs: seedStreams, previous }).assignment;
       const bound = lowerBound({ statefulSetName: sts, replicas, jobs: seedStreams, previous });
       expect(bound?.exact).toBe(true);
-      expect(movedJobs(previous, next)).toBe(bound!.moves);
+      expect(diff(previous, next).moved).toBe(bound!.moves);
       moves.push(bound!.moves);
       previous = next;
     }
@@ -96,7 +96,7 @@ describe('stickiness', () => {
     const previous = { 'w-0': ['a', 'b', 'c', 'd'], 'w-1': [] };
     const { assignment } = assign({ statefulSetName: 'w', replicas: 2, jobs: ['a', 'b', 'c', 'd'], previous });
     expect(assignment['w-0']).toHaveLength(2);
-    expect(movedJobs(previous, assignment)).toBe(2);
+    expect(diff(previous, assignment).moved).toBe(2);
   });
 
   it('ignores workers of other StatefulSets and jobs no longer listed', () => {
@@ -186,7 +186,7 @@ describe('weighted movement', () => {
       const after = assign({ statefulSetName: 'w', replicas, jobs, previous: before }).assignment;
       const bound = lowerBound({ statefulSetName: 'w', replicas, jobs, previous: before })!;
       expect(bound.exact).toBe(false);
-      expect(movedJobs(before, after)).toBeLessThanOrEqual(1.05 * bound.moves + 1);
+      expect(diff(before, after).moved).toBeLessThanOrEqual(1.05 * bound.moves + 1);
     }
   });
 });

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_CHOICES, functionFromEnv } from '../../functions/server.js';
+import { functionFromEnv } from '../../functions/server.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 
@@ -23,8 +23,7 @@ function runEntry(env: Record<string, string>): Promise<{ status: number | null;
 
 describe('FUNCTION', () => {
   it('is parsed from the environment: assign, restart or all, nothing else', () => {
-    expect(FUNCTION_CHOICES).toEqual(['assign', 'restart', 'all']);
-    for (const choice of FUNCTION_CHOICES) expect(functionFromEnv(choice)).toBe(choice);
+    for (const choice of ['assign', 'restart', 'all']) expect(functionFromEnv(choice)).toBe(choice);
     expect(() => functionFromEnv(undefined)).toThrow('FUNCTION is required: one of assign, restart, all');
     expect(() => functionFromEnv('')).toThrow('FUNCTION is required');
     expect(() => functionFromEnv('Assign')).toThrow('FUNCTION must be one of assign, restart, all (got "Assign")');

@@ -1,55 +1,17 @@
 // Handoffs gated on what workers report (their acknowledgement Leases), not on
 // readiness: pure decisions over plain data, no cluster.
 import { describe, expect, it } from 'vitest';
-import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
-import { validateSwarm } from '../../lib/api/validate.js';
-import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import type { ValidSwarm } from '../../lib/api/types.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
-import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
-import { ACKNOWLEDGES_LABEL, DIGEST_ANNOTATION, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import type { LeaseView } from '../../lib/kube/types.js';
 import { swarmOf } from '../support/fixtures.js';
+import { acknowledgement, acknowledgingLabels, configOf, converge, incarnations, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
 
-const valid = (s: Swarm): ValidSwarm => {
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-let seq = 0;
-/** A pod of a worker that acknowledges what it runs. */
-const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid: `pod-${ordinal}-${++seq}`,
-  resourceVersion: String(seq),
-  creationTimestamp: '2026-11-22T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
-  ownerStatefulSet: 'swarm-worker',
-  ...over,
-});
-/** The Lease of `p` saying it runs `jobs` of config version `version`. */
-const ack = (p: PodView, version: number, jobs: readonly string[]): LeaseView => ({
-  name: p.name,
-  namespace: 'ns',
-  resourceVersion: '1',
-  holderIdentity: p.uid,
-  labels: { 'k8slab.info/swarm': 'swarm-worker' },
-  annotations: { [VERSION_ANNOTATION]: String(version), [DIGEST_ANNOTATION]: jobsDigest(jobs) },
-});
-/** `p` acknowledges exactly its share in `config`. */
-const runs = (p: PodView, config: WorkerConfig): LeaseView => ack(p, config.version, config.workloads[p.name]?.jobs ?? []);
-
-const converge = (d: AssignDecision) => {
-  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
-  return d;
-};
-let rv = 10;
-const written = (d: AssignDecision): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: String(++rv) });
-const configOf = (cm: ConfigMapView): WorkerConfig => parse(cm.data['config.yml']!);
+/** A worker that acknowledges what it runs; each call a new incarnation of the pod. */
+const pod = incarnations((ordinal, over = {}) => workerPod(ordinal, { creationTimestamp: '2026-11-22T00:00:00Z', labels: acknowledgingLabels, ...over }));
 const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
 
 /** Two workers converged on version 1, each acknowledging its share. */
@@ -61,7 +23,7 @@ function twoWorkers(swarm: ValidSwarm) {
 }
 
 describe('make-before-break waits for the gainer to acknowledge, not to be Ready', () => {
-  const swarm = valid(swarmOf({ jobs }));
+  const swarm = validSwarm(swarmOf({ jobs }));
 
   it('a Ready gainer that has not acknowledged its share holds the losers back', () => {
     const { pods, cm, leases } = twoWorkers(swarm);
@@ -85,7 +47,7 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
     const { pods, cm, v1, leases } = twoWorkers(swarm);
     const early = pod(2);
     // It read version 1, where it had no share.
-    const stale = [...leases, ack(early, v1.version, [])];
+    const stale = [...leases, acknowledgement(early, v1.version, [])];
     const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, early], leases: stale }));
     const v2 = configOf(up);
     const workspace = readRestarts(up.annotations);
@@ -99,7 +61,7 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
     const { pods, cm, leases } = twoWorkers(swarm);
     const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }));
     const late = pod(2);
-    const again = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, late], leases: [...leases, ack(late, 1, [])] }));
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, late], leases: [...leases, acknowledgement(late, 1, [])] }));
     expect(again.write).toBe('update');
     expect(readRestarts(again.configMap.annotations).steps.map((s) => s.worker)).toContain('swarm-worker-2');
     // Once it acknowledges its share, nothing is added: a no-op stays a no-op.
@@ -142,7 +104,7 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
     const gainer = pod(2);
     const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
     // Before worker-2 acknowledges, a job is added: version 3 changes one worker only.
-    const more = valid(swarmOf({ jobs: [...jobs, 'job-9'] }));
+    const more = validSwarm(swarmOf({ jobs: [...jobs, 'job-9'] }));
     const v3cm = written(decideConfigMap({ swarm: more, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases }));
     const v3 = configOf(v3cm);
     expect(v3.version).toBe(3);
@@ -173,7 +135,7 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
 });
 
 describe('break-before-make waits for the loser to acknowledge its smaller share', () => {
-  const swarm = valid(swarmOf({ jobs, restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+  const swarm = validSwarm(swarmOf({ jobs, restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
 
   it('restarts the gainer only after the losers acknowledge having stopped the moved jobs', () => {
     // 3 → 2: worker-2 goes; its jobs move to worker-0 and worker-1 (gainers), who lose nothing.
@@ -182,7 +144,7 @@ describe('break-before-make waits for the loser to acknowledge its smaller share
     const v1 = configOf(first);
     const leases = pods.map((p) => runs(p, v1));
     // A job moves from worker-0 to worker-1 when job-0's owner changes: make it by removing jobs from worker-1's side.
-    const fewer = valid(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const fewer = validSwarm(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
     const next = written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods, leases }));
     const v2 = configOf(next);
     const workspace = readRestarts(next.annotations);

@@ -1,52 +1,21 @@
 // Hot-reloading workers (restart policy None): the handoff is staged through
 // the ConfigMap itself and advances on the workers' acknowledgements. Pure.
 import { describe, expect, it } from 'vitest';
-import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
-import { validateSwarm } from '../../lib/api/validate.js';
-import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
+import type { ValidSwarm } from '../../lib/api/types.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { computeCoverage } from '../../lib/decisions/coverage.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
-import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
-import { ACKNOWLEDGES_LABEL, DIGEST_ANNOTATION, VERSION_ANNOTATION, assignmentOf, jobsDigest, parse, render, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import type { LeaseView, PodView } from '../../lib/kube/types.js';
+import { assignmentOf, parse, render, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
+import { acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
 
-const valid = (s: Swarm): ValidSwarm => {
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-const pod = (ordinal: number): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid: `pod-${ordinal}`,
-  resourceVersion: '1',
-  creationTimestamp: '2026-11-22T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
-  ownerStatefulSet: 'swarm-worker',
-});
-/** `p` acknowledges its share of `config` (a hot reload done). */
-const runs = (p: PodView, config: WorkerConfig): LeaseView => ({
-  name: p.name,
-  namespace: 'ns',
-  resourceVersion: '1',
-  holderIdentity: p.uid,
-  labels: {},
-  annotations: { [VERSION_ANNOTATION]: String(config.version), [DIGEST_ANNOTATION]: jobsDigest(config.workloads[p.name]?.jobs ?? []) },
-});
-const converge = (d: AssignDecision) => {
-  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
-  return d;
-};
-let rv = 10;
-const written = (d: AssignDecision): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: String(++rv) });
-const configOf = (cm: ConfigMapView): WorkerConfig => parse(cm.data['config.yml']!);
+/** A worker that acknowledges what it runs (a hot-reloading one). */
+const pod = (ordinal: number): PodView => workerPod(ordinal, { creationTimestamp: '2026-11-22T00:00:00Z', labels: acknowledgingLabels });
 const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
-const hotReload = (over: Parameters<typeof swarmOf>[0] = {}) => valid(swarmOf({ jobs, restart: { policy: 'None' }, ...over }));
+const hotReload = (over: Parameters<typeof swarmOf>[0] = {}) => validSwarm(swarmOf({ jobs, restart: { policy: 'None' }, ...over }));
 const uncovered = (names: readonly string[], config: WorkerConfig, pods: PodView[], leases: LeaseView[]) =>
   computeCoverage({ jobs: names, config, pods: podsByWorker('swarm-worker', 3, pods), leases, restartPending: new Set() }).uncovered;
 

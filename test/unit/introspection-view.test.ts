@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
 import { diff } from '../../lib/plan/index.js';
 
 const swarm = { metadata: { namespace: 'demo', name: 'web' }, status: { phase: 'Updating' as const, version: 6 } };
@@ -122,6 +122,9 @@ describe('renderHtml', () => {
   });
 
   it('escapes the five HTML specials', () => {
-    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    const job = `<a href="x">'&'</a>`;
+    const html = renderHtml(swarmView({ swarm, config: { version: 1, workloads: { 'web-0': { jobs: [job], version: 1 } } }, pendingRestarts: [] }));
+    expect(html).toContain('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    expect(html).not.toContain(job);
   });
 });

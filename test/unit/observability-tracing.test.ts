@@ -4,15 +4,13 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import {
-  kubeCodeLabel,
   kubeSpan,
   recordConflictRetry,
-  statusCodeOf,
   traceReconcile,
   traceReply,
   withSpan,
 } from '../../lib/observability/tracing/instrumentation.js';
-import { contextFromIncoming, traceparentFor, withTraceContext } from '../../lib/observability/tracing/propagation.js';
+import { contextFromIncoming, withTraceContext } from '../../lib/observability/tracing/propagation.js';
 import { exportersFromEnv, initTracing, type Tracing } from '../../lib/observability/tracing/setup.js';
 
 const exporter = new InMemorySpanExporter();
@@ -77,7 +75,7 @@ describe('one trace across source event → assign → reply → restart', () =>
             );
             break;
           } catch (error) {
-            if (statusCodeOf(error) !== 409) throw error;
+            if (!(error instanceof Conflict)) throw error;
             recordConflictRetry('assign', metrics);
           }
         }
@@ -193,7 +191,6 @@ describe('contextFromIncoming', () => {
 describe('trace context on reply events', () => {
   it('leaves an event alone outside any span', () => {
     const event = new CloudEvent({ type: 't', source: '/s' });
-    expect(traceparentFor()).toBeUndefined();
     expect(withTraceContext(event)).toBe(event);
   });
 
@@ -248,7 +245,14 @@ describe('exportersFromEnv', () => {
   });
 });
 
-describe('statusCodeOf and kubeCodeLabel', () => {
+describe('the code a Kubernetes call is counted with (swarm_kube_requests_total)', () => {
+  /** The `code` label kubeSpan counts a call with that ends as `fn` does. */
+  const codeOf = async (fn: () => Promise<unknown>, responseStatus?: number) => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    await kubeSpan('get', 'pods', fn, { metrics, ...(responseStatus !== undefined ? { responseStatus: () => responseStatus } : {}) }).catch(() => undefined);
+    return (await metrics.kubeRequests.get()).values[0]?.labels.code;
+  };
+
   it.each([
     [{ code: 404, body: '{"kind":"Status","code":404}' }, 404],
     [{ status: 409 }, 409],
@@ -260,13 +264,13 @@ describe('statusCodeOf and kubeCodeLabel', () => {
     [{ status: 0 }, undefined],
     [new Error('socket hang up'), undefined],
     ['a string', undefined],
-  ])('%j → %s', (error, expected) => {
-    expect(statusCodeOf(error)).toBe(expected);
+  ])('a failure %j → the status the error carries: %s', async (error, expected) => {
+    expect(await codeOf(() => Promise.reject(error))).toBe(expected === undefined ? 'error' : String(expected));
   });
 
-  it('labels known codes, unexposed successes and bare failures', () => {
-    expect(kubeCodeLabel({ ok: false, status: 409 })).toBe('409');
-    expect(kubeCodeLabel({ ok: true })).toBe('2xx');
-    expect(kubeCodeLabel({ ok: false })).toBe('error');
+  it('the response status the client reports wins; a success without one is 2xx', async () => {
+    expect(await codeOf(() => Promise.reject({ status: 500 }), 409)).toBe('409');
+    expect(await codeOf(async () => 'ok', 201)).toBe('201');
+    expect(await codeOf(async () => 'ok')).toBe('2xx');
   });
 });

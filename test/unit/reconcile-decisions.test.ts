@@ -1,43 +1,19 @@
 // The pure decisions behind the functions: desired ConfigMap, restart plan, status.
 import { describe, expect, it } from 'vitest';
-import { validateSwarm } from '../../lib/api/validate.js';
-import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
-import { decideConfigMap, pendingSteps, type AssignDecision } from '../../lib/decisions/configmap.js';
-import { decideRestarts, workerFacts } from '../../lib/decisions/restarts.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
 import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
-import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
+import { converge, incarnations, sts, validSwarm, written } from '../support/views.js';
 
-const valid = (s: Swarm): ValidSwarm => {
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-let seq = 0;
-const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid: `pod-${ordinal}-${++seq}`,
-  resourceVersion: String(seq),
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker' },
-  ownerStatefulSet: 'swarm-worker',
-  ...over,
-});
-const converge = (d: AssignDecision) => {
-  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
-  return d;
-};
-/** The ConfigMap as the API would hold it after the decided write. */
-const written = (d: AssignDecision, rv = '7'): ConfigMapView => ({ ...converge(d).configMap, uid: 'cm-uid', resourceVersion: rv });
+/** A worker pod; each call a new incarnation. */
+const pod = incarnations();
 
 describe('decideConfigMap', () => {
-  const swarm = valid(swarmOf());
+  const swarm = validSwarm(swarmOf());
 
   it('creates the first assignment at version 1, owned by the Swarm, every stream once', () => {
     const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
@@ -77,7 +53,7 @@ describe('decideConfigMap', () => {
   });
 
   it('writes no restart bookkeeping for hot-reloading workers (policy None)', () => {
-    const none = valid(swarmOf({ restart: { policy: 'None' } }));
+    const none = validSwarm(swarmOf({ restart: { policy: 'None' } }));
     const first = written(decideConfigMap({ swarm: none, statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
     const d = converge(decideConfigMap({ swarm: none, statefulSet: sts(3), configMap: first, pods: [pod(0), pod(1)] }));
     expect(d.changed).toBe(true);
@@ -135,12 +111,12 @@ describe('decideConfigMap', () => {
 });
 
 describe('decideRestarts', () => {
-  const swarm = valid(swarmOf());
+  const swarm = validSwarm(swarmOf());
   const scaleUp = () => {
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
-    const second = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }), '8');
-    return { pods, workspace: readRestarts(second.annotations) };
+    const second = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }));
+    return { pods, cm: second, workspace: readRestarts(second.annotations) };
   };
 
   it('waits for the gainer to be Ready before restarting a loser (make-before-break)', () => {
@@ -156,7 +132,7 @@ describe('decideRestarts', () => {
 
   it('never deletes more than maxUnavailable, counting pods already out of service', () => {
     const { pods, workspace } = scaleUp();
-    const two = valid(swarmOf({ restart: { maxUnavailable: 2 } }));
+    const two = validSwarm(swarmOf({ restart: { maxUnavailable: 2 } }));
     expect(decideRestarts({ swarm: two, statefulSet: sts(3), workspace, pods: [...pods, pod(2)] }).deletes).toHaveLength(2);
     const terminating = pods.map((p, i) => (i === 0 ? { ...p, terminating: true } : p));
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...terminating, pod(2)] });
@@ -165,19 +141,22 @@ describe('decideRestarts', () => {
   });
 
   it('never restarts a pod that started after its share was written; assign forgets finished steps', () => {
-    const { pods, workspace } = scaleUp();
+    const { pods, cm, workspace } = scaleUp();
+    /** The workers whose restart is still pending in what assign writes next. */
+    const stillPending = (observed: PodView[]) =>
+      readRestarts(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: observed })).configMap.annotations).steps.map((s) => s.worker);
     const replaced = [pod(0), pods[1]!, pod(2)]; // worker-0 came back with a new uid
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: replaced });
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
-    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: replaced })).map((s) => s.worker)).toEqual(['swarm-worker-1']);
+    expect(stillPending(replaced)).toEqual(['swarm-worker-1']);
     const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
     expect(allNew.deletes).toEqual([]);
     expect(allNew.outstanding).toEqual([]);
-    expect(pendingSteps(workspace.steps, workerFacts({ statefulSet: sts(3), pods: [pod(0), pod(1), pod(2)] }))).toEqual([]);
+    expect(stillPending([pod(0), pod(1), pod(2)])).toEqual([]);
   });
 
   it('break-before-make restarts the losers without waiting for gainers', () => {
-    const bbm = valid(swarmOf({ restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const bbm = validSwarm(swarmOf({ restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm: bbm, statefulSet: sts(2), configMap: undefined, pods }));
     const ws = readRestarts(written(decideConfigMap({ swarm: bbm, statefulSet: sts(3), configMap: first, pods })).annotations);
@@ -188,7 +167,7 @@ describe('decideRestarts', () => {
 
 describe('computeStatus', () => {
   // The spec asks for exactly the jobs of the config below (jobs it lacks would be uncovered).
-  const swarm = valid(swarmOf({ jobs: ['a', 'b'] }));
+  const swarm = validSwarm(swarmOf({ jobs: ['a', 'b'] }));
   const now = '2026-11-22T00:00:00Z';
   const config = parse('version: 3\nworkloads:\n  swarm-worker-0:\n    jobs: [a]\n    version: 3\n  swarm-worker-1:\n    jobs: [b]\n    version: 2\n');
 
@@ -232,7 +211,7 @@ describe('computeStatus', () => {
 
 describe('computeStatus before the first assignment', () => {
   it('is not Ready while no worker config exists, even with every pod Ready', () => {
-    const swarm = valid(swarmOf());
+    const swarm = validSwarm(swarmOf());
     const s = computeStatus({ swarm, now: '2026-11-22T00:00:00Z', statefulSet: sts(2), pods: [pod(0), pod(1)] });
     expect(s.phase).toBe('Pending');
     expect(s.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'AwaitingAssignment' });

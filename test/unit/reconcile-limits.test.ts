@@ -3,33 +3,15 @@
 // bookkeeping and bounded condition messages. Pure decisions, no cluster.
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
-import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
-import { validateSwarm } from '../../lib/api/validate.js';
-import { configMapPatch, configMapSizes, decideConfigMap } from '../../lib/decisions/configmap.js';
-import { boundMessage, computeStatus, summariseWorkers } from '../../lib/decisions/status.js';
+import { configMapPatch, decideConfigMap } from '../../lib/decisions/configmap.js';
+import { boundMessage, computeStatus } from '../../lib/decisions/status.js';
 import { ANNOTATION_RESTARTS, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
 import { mergePatchBody } from '../../lib/kube/k8s-client.js';
-import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapView } from '../../lib/kube/types.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
+import { sts, validSwarm, workerPod } from '../support/views.js';
 
-const valid = (s: Swarm): ValidSwarm => {
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-const pod = (ordinal: number, uid = `pod-${ordinal}`): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid,
-  resourceVersion: '1',
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker' },
-  ownerStatefulSet: 'swarm-worker',
-});
 const uuid = (i: number) => `0000${i}`.slice(-5).padStart(36, 'a');
 
 /** A ConfigMap someone else also writes to: a finalizer is invisible to Swarm, these are not. */
@@ -47,11 +29,11 @@ function sharedConfigMap(): ConfigMapView {
 }
 
 describe('the ConfigMap write carries only what Swarm owns', () => {
-  const swarm = valid(swarmOf());
+  const swarm = validSwarm(swarmOf());
 
   it('adopting a shared ConfigMap: foreign labels, annotations, owners and data keys are not in the patch, and survive it', () => {
     const observed = sharedConfigMap();
-    const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: observed, pods: [pod(0), pod(1)] });
+    const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: observed, pods: [workerPod(0), workerPod(1)] });
     if (d.kind !== 'converge') throw new Error(d.message);
     expect(d.write).toBe('update');
     const patch = d.patch!;
@@ -80,7 +62,7 @@ describe('limits checked before a write', () => {
   it('a config.yml over 1 MiB is refused before it is sent: ConfigMapTooLarge, with the size and the limit', () => {
     // Within the schema's caps, but multi-byte names: 3 bytes a character.
     const jobs = Array.from({ length: 3000 }, (_, i) => `${i}-${'€'.repeat(LIMITS.jobNameMaxLength - 6)}`);
-    const swarm = valid(swarmOf({ jobs }));
+    const swarm = validSwarm(swarmOf({ jobs }));
     const d = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] });
     expect(d).toMatchObject({ kind: 'blocked', reason: 'ConfigMapTooLarge' });
     if (d.kind !== 'blocked') return;
@@ -89,15 +71,15 @@ describe('limits checked before a write', () => {
 
   it('the largest Swarm of plain names fits', () => {
     const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'));
-    const swarm = valid(swarmOf({ jobs }));
+    const swarm = validSwarm(swarmOf({ jobs }));
     const d = decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] });
     expect(d.kind).toBe('converge');
     if (d.kind !== 'converge') return;
-    expect(configMapSizes(d.configMap).dataBytes).toBeLessThan(KUBERNETES_LIMITS.configMapDataBytes);
+    expect(Buffer.byteLength(d.configMap.data['config.yml']!)).toBeLessThan(KUBERNETES_LIMITS.configMapDataBytes);
   });
 
   it('more replicas than a Swarm manages: TooManyWorkers, nothing written', () => {
-    const d = decideConfigMap({ swarm: valid(swarmOf()), statefulSet: sts(LIMITS.maxWorkers + 1), configMap: undefined, pods: [] });
+    const d = decideConfigMap({ swarm: validSwarm(swarmOf()), statefulSet: sts(LIMITS.maxWorkers + 1), configMap: undefined, pods: [] });
     expect(d).toMatchObject({ kind: 'blocked', reason: 'TooManyWorkers' });
   });
 });
@@ -136,22 +118,27 @@ describe('the restart bookkeeping annotation', () => {
 });
 
 describe('condition messages stay bounded', () => {
-  it('summarises long worker lists', () => {
-    const names = Array.from({ length: 1220 }, (_, i) => `worker-${i}`);
-    expect(summariseWorkers(names, 2)).toBe('worker-0, worker-1, … and 1,218 more');
-    expect(summariseWorkers(names.slice(0, 2), 2)).toBe('worker-0, worker-1');
-  });
-
-  it('1,000 workers restarting: every message well under 32 KiB', () => {
-    const n = LIMITS.maxWorkers;
-    const pods = Array.from({ length: n }, (_, i) => pod(i));
+  /** The status of `n` workers, every one with its restart pending. */
+  const restarting = (n: number) => {
+    const pods = Array.from({ length: n }, (_, i) => workerPod(i));
     const workloads = Object.fromEntries(pods.map((p) => [p.name, { jobs: ['j'], version: 2 }]));
     const config = parse(render({ version: 2, workloads }));
     const workspace = { version: 2, steps: pods.map((p) => ({ worker: p.name, staleUid: p.uid, waitFor: [] })) };
-    const status = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(n), config, workspace, pods });
+    return computeStatus({ swarm: validSwarm(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(n), config, workspace, pods });
+  };
+  const readyMessage = (n: number) => restarting(n).conditions?.find((c) => c.type === 'Ready')?.message;
+
+  it('names the first workers of a long list and counts the rest', () => {
+    const named = Array.from({ length: LIMITS.workersNamedInMessages }, (_, i) => `swarm-worker-${i}`).join(', ');
+    expect(readyMessage(LIMITS.workersNamedInMessages + 2)).toMatch(new RegExp(`${named}, … and 2 more$`));
+    expect(readyMessage(2)).toMatch(/swarm-worker-0, swarm-worker-1$/);
+  });
+
+  it('1,000 workers restarting: every message well under 32 KiB', () => {
+    const status = restarting(LIMITS.maxWorkers);
     expect(status.phase).toBe('Updating');
     for (const c of status.conditions ?? []) expect(Buffer.byteLength(c.message)).toBeLessThan(KUBERNETES_LIMITS.conditionMessageBytes / 4);
-    expect(status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/… and 980 more$/);
+    expect(readyMessage(LIMITS.maxWorkers)).toMatch(/… and 980 more$/);
   });
 
   it('any message is cut to the limit', () => {
@@ -161,19 +148,19 @@ describe('condition messages stay bounded', () => {
 
 describe('status reports the bookkeeping as recorded', () => {
   it('a finished restart still listed in the annotation is not Running yet', () => {
-    const pods = [pod(0, 'new-uid'), pod(1)];
+    const pods = [workerPod(0, { uid: 'new-uid' }), workerPod(1)];
     const config = parse(render({ version: 2, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 2 }, 'swarm-worker-1': { jobs: ['b'], version: 1 } } }));
     const recorded = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'old-uid', waitFor: [] }] };
-    const before = computeStatus({ swarm: valid(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: recorded, pods });
+    const before = computeStatus({ swarm: validSwarm(swarmOf()), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: recorded, pods });
     expect(before.phase).toBe('Updating');
     expect(before.workers?.[0]?.restartPending).toBe(false); // the pod itself runs the new share
-    const cleared = computeStatus({ swarm: valid(swarmOf({ jobs: ['a', 'b'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: { version: 2, steps: [] }, pods });
+    const cleared = computeStatus({ swarm: validSwarm(swarmOf({ jobs: ['a', 'b'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(2), config, workspace: { version: 2, steps: [] }, pods });
     expect(cleared.phase).toBe('Running');
   });
 
   it('steps of workers removed by a scale-down do not hold it back', () => {
     const config = parse(render({ version: 3, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 3 } } }));
     const recorded = { version: 3, steps: [{ worker: 'swarm-worker-4', staleUid: 'gone', waitFor: [] }] };
-    expect(computeStatus({ swarm: valid(swarmOf({ jobs: ['a'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(1), config, workspace: recorded, pods: [pod(0)] }).phase).toBe('Running');
+    expect(computeStatus({ swarm: validSwarm(swarmOf({ jobs: ['a'] })), now: '2026-11-22T00:00:00Z', statefulSet: sts(1), config, workspace: recorded, pods: [workerPod(0)] }).phase).toBe('Running');
   });
 });

@@ -6,49 +6,27 @@
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { assignFunction, boundedAll } from '../../functions/assign/index.js';
-import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
-import { validateSwarm } from '../../lib/api/validate.js';
-import { decideConfigMap, type AssignDecision } from '../../lib/decisions/configmap.js';
-import { computeCoverage, inferredRunsShare, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
-import { computeStatus, rolloutBlockers } from '../../lib/decisions/status.js';
+import type { ValidSwarm } from '../../lib/api/types.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { computeCoverage, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
+import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { ANNOTATION_LAST_CHANGE, readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import { resyncPingEvent } from '../../lib/events/ping.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { podView } from '../../lib/kube/k8s-client.js';
-import type { ConfigMapView, PodView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
+import { converge, sts, validSwarm, workerPod } from '../support/views.js';
 
 const T = '2026-11-22T00:00:00Z';
 const plus = (seconds: number, from = T) => new Date(Date.parse(from) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const valid = (s: Swarm): ValidSwarm => {
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: s.metadata.uid ?? 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid: `pod-${ordinal}`,
-  resourceVersion: '1',
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker' },
-  ownerStatefulSet: 'swarm-worker',
-  ...over,
-});
-const converge = (d: AssignDecision) => {
-  if (d.kind !== 'converge') throw new Error(`blocked: ${d.message}`);
-  return d;
-};
 /** A Swarm whose status recorded `version` as the last one published. */
-const publishedAt = (version: number, spec: Parameters<typeof swarmOf>[0] = {}): ValidSwarm => ({ ...valid(swarmOf(spec)), status: { version } });
+const publishedAt = (version: number, spec: Parameters<typeof swarmOf>[0] = {}): ValidSwarm => ({ ...validSwarm(swarmOf(spec)), status: { version } });
 const configMapWith = (text: string, annotations: Record<string, string> = {}): ConfigMapView => ({
   name: 'swarm-worker-config',
   namespace: 'ns',
@@ -73,7 +51,7 @@ describe('versions never go backwards', () => {
   });
 
   it('a deleted ConfigMap is recreated at the last version + 1, and every worker with a live pod is restarted', () => {
-    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [pod(0), pod(1)], now: T }));
+    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
     expect(d.write).toBe('create');
     expect(d.config.version).toBe(6);
     expect(Object.values(d.config.workloads).map((w) => w.version)).toEqual([6, 6, 6]);
@@ -88,31 +66,31 @@ describe('versions never go backwards', () => {
   });
 
   it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
-    const garbled = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [pod(0), pod(1)] }));
+    const garbled = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [workerPod(0), workerPod(1)] }));
     expect(garbled.malformedPrevious).toBeDefined();
     expect(garbled.config.version).toBe(6);
     expect(readRestarts(garbled.configMap.annotations).steps).toHaveLength(2);
 
     const lowered = render({ version: 2, workloads: { 'swarm-worker-0': { jobs: seedStreams.slice(0, 14), version: 2 }, 'swarm-worker-1': { jobs: seedStreams.slice(14), version: 1 } } });
-    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith(lowered), pods: [pod(0), pod(1)] }));
+    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith(lowered), pods: [workerPod(0), workerPod(1)] }));
     expect(d.config.version).toBe(6);
     expect(readRestarts(d.configMap.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
 
     // A config ahead of status (status written after the ConfigMap) is simply in force.
     const ahead = render(parse(lowered));
-    const fine = converge(decideConfigMap({ swarm: publishedAt(1), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [pod(0), pod(1)] }));
+    const fine = converge(decideConfigMap({ swarm: publishedAt(1), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [workerPod(0), workerPod(1)] }));
     expect(fine.config.version).toBe(2);
   });
 
   it('hot-reloading workers (policy None) get the higher version and no restarts', () => {
-    const d = converge(decideConfigMap({ swarm: publishedAt(5, { restart: { policy: 'None' } }), statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
+    const d = converge(decideConfigMap({ swarm: publishedAt(5, { restart: { policy: 'None' } }), statefulSet: sts(2), configMap: undefined, pods: [workerPod(0), workerPod(1)] }));
     expect(d.config.version).toBe(6);
     expect(readRestarts(d.configMap.annotations).steps).toEqual([]);
     expect(readLastChange(d.configMap.annotations)).not.toHaveProperty('unpinned');
   });
 
   it('status keeps the last version while no config is read (a problem), so the floor survives', () => {
-    const swarm = { ...valid(swarmOf()), status: { version: 5 } };
+    const swarm = { ...validSwarm(swarmOf()), status: { version: 5 } };
     const status = computeStatus({ swarm, now: T, problem: { reason: 'StatefulSetNotFound', message: 'gone' }, pods: [] });
     expect(status.version).toBe(5);
   });
@@ -188,33 +166,43 @@ describe('the resync ping', () => {
 
 describe('the inference from start times (workers that cannot acknowledge)', () => {
   const changedAt: WrittenAt = { version: 4, at: T, unpinned: ['swarm-worker-0'] };
+  /** How computeCoverage judges the one (non-acknowledging, Ready) pod `pod`, whose share is of `shareVersion`. */
+  const judged = (pod: PodView, lastChange: WrittenAt | undefined, shareVersion = 4) =>
+    computeCoverage({
+      jobs: ['a'],
+      config: { version: 4, workloads: { [pod.name]: { jobs: ['a'], version: shareVersion } } },
+      pods: podsByWorker('swarm-worker', 2, [pod]),
+      leases: [],
+      restartPending: new Set(),
+      lastChange,
+    }).workers.get(pod.name)?.state;
 
   it('a worker whose share changed with no pod pinned runs it only if its container started a margin after the write', () => {
-    const at = (seconds: number) => inferredRunsShare('swarm-worker-0', pod(0, { startedAt: plus(seconds) }), 4, changedAt);
-    expect(at(-30)).toBe(false);
-    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe(false);
-    expect(at(INFERENCE_MARGIN_SECONDS)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', pod(0), 4, changedAt)).toBe(false);
+    const at = (seconds: number) => judged(workerPod(0, { startedAt: plus(seconds) }), changedAt);
+    expect(at(-30)).toBe('Uncovered');
+    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe('Uncovered');
+    expect(at(INFERENCE_MARGIN_SECONDS)).toBe('Inferred');
+    expect(judged(workerPod(0), changedAt)).toBe('Uncovered');
   });
 
   it('otherwise the bookkeeping stands: a share older than the write, a pinned worker, no recorded time', () => {
-    const early = pod(0, { startedAt: plus(-30) });
-    expect(inferredRunsShare('swarm-worker-0', early, 3, changedAt)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-1', pod(1, { startedAt: plus(-30) }), 4, changedAt)).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, unpinned: ['swarm-worker-0'] })).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, { version: 4, at: T })).toBe(true);
-    expect(inferredRunsShare('swarm-worker-0', early, 4, undefined)).toBe(true);
+    const early = workerPod(0, { startedAt: plus(-30) });
+    expect(judged(early, changedAt, 3)).toBe('Inferred');
+    expect(judged(workerPod(1, { startedAt: plus(-30) }), changedAt)).toBe('Inferred');
+    expect(judged(early, { version: 4, unpinned: ['swarm-worker-0'] })).toBe('Inferred');
+    expect(judged(early, { version: 4, at: T })).toBe('Inferred');
+    expect(judged(early, undefined)).toBe('Inferred');
   });
 
   it('computeCoverage counts such a worker uncovered, and an acknowledging one is judged by its Lease alone', () => {
     const config = { version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } };
     const run = (pods: PodView[]) =>
       computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, pods), leases: [], restartPending: new Set(), lastChange: changedAt });
-    const early = run([pod(0, { startedAt: plus(1) }), pod(1)]);
+    const early = run([workerPod(0, { startedAt: plus(1) }), workerPod(1)]);
     expect(early.uncovered).toEqual(['a', 'b']);
     expect(early.unverified).toBe(1);
     expect(early.workers.get('swarm-worker-0')).toEqual({ state: 'Uncovered' });
-    const late = run([pod(0, { startedAt: plus(60) }), pod(1)]);
+    const late = run([workerPod(0, { startedAt: plus(60) }), workerPod(1)]);
     expect(late.uncovered).toEqual([]);
     expect(late.unverified).toBe(3);
   });
@@ -224,7 +212,7 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
   const config = { version: 2, workloads: { 'swarm-worker-0': { jobs: seedStreams.slice(0, 14), version: 2 }, 'swarm-worker-1': { jobs: seedStreams.slice(14), version: 2 } } };
   const status = (now: string, pods: PodView[], over: { spec?: Parameters<typeof swarmOf>[0]; workspace?: ReturnType<typeof readRestarts>; lastChange?: WrittenAt } = {}) =>
     computeStatus({
-      swarm: valid(swarmOf(over.spec ?? {})),
+      swarm: validSwarm(swarmOf(over.spec ?? {})),
       now,
       statefulSet: { ...sts(2), readyReplicas: pods.filter((p) => p.ready).length },
       config,
@@ -234,11 +222,11 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
       lastChange: over.lastChange ?? { version: 2, at: T },
     });
   const condition = (s: ReturnType<typeof computeStatus>, type: string) => s.conditions?.find((c) => c.type === type);
-  const unschedulable = pod(1, { ready: false, phase: 'Pending', unschedulable: '0/3 nodes are available: 3 Insufficient cpu.', readinessChangedAt: T });
+  const unschedulable = workerPod(1, { ready: false, phase: 'Pending', unschedulable: '0/3 nodes are available: 3 Insufficient cpu.', readinessChangedAt: T });
 
   it('Pending: Unschedulable, with the scheduler\'s message, after 600 s by default', () => {
-    expect(status(plus(599), [pod(0), unschedulable]).phase).toBe('Pending');
-    const stuck = status(plus(601), [pod(0), unschedulable]);
+    expect(status(plus(599), [workerPod(0), unschedulable]).phase).toBe('Pending');
+    const stuck = status(plus(601), [workerPod(0), unschedulable]);
     expect(stuck.phase).toBe('Degraded');
     expect(condition(stuck, 'Degraded')).toMatchObject({ status: 'True', reason: 'RolloutStuck' });
     expect(condition(stuck, 'Degraded')?.message).toBe(
@@ -250,56 +238,51 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
 
   it('a container waiting (CrashLoopBackOff, ImagePullBackOff) or a pod not Ready, within the Swarm\'s own deadline', () => {
     const spec = { restart: { progressDeadlineSeconds: 60 } };
-    const crashing = pod(1, { ready: false, phase: 'Running', waiting: { reason: 'CrashLoopBackOff', message: 'back-off 5m0s restarting failed container' }, readinessChangedAt: T });
-    expect(condition(status(plus(61), [pod(0), crashing], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: CrashLoopBackOff (back-off 5m0s restarting failed container)');
-    const pulling = pod(1, { ready: false, phase: 'Pending', waiting: { reason: 'ImagePullBackOff' }, readinessChangedAt: T });
-    expect(condition(status(plus(61), [pod(0), pulling], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: ImagePullBackOff');
-    const notReady = pod(1, { ready: false, phase: 'Running', readinessChangedAt: T });
-    expect(condition(status(plus(61), [pod(0), notReady], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is not Ready');
-    expect(status(plus(59), [pod(0), notReady], { spec }).phase).toBe('Pending');
+    const crashing = workerPod(1, { ready: false, phase: 'Running', waiting: { reason: 'CrashLoopBackOff', message: 'back-off 5m0s restarting failed container' }, readinessChangedAt: T });
+    expect(condition(status(plus(61), [workerPod(0), crashing], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: CrashLoopBackOff (back-off 5m0s restarting failed container)');
+    const pulling = workerPod(1, { ready: false, phase: 'Pending', waiting: { reason: 'ImagePullBackOff' }, readinessChangedAt: T });
+    expect(condition(status(plus(61), [workerPod(0), pulling], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is waiting: ImagePullBackOff');
+    const notReady = workerPod(1, { ready: false, phase: 'Running', readinessChangedAt: T });
+    expect(condition(status(plus(61), [workerPod(0), notReady], { spec }), 'Degraded')?.message).toContain('swarm-worker-1 pod is not Ready');
+    expect(status(plus(59), [workerPod(0), notReady], { spec }).phase).toBe('Pending');
   });
 
   it('a worker gone, a restart never done, a worker never running its share: blocked since the version was written', () => {
-    const missing = status(plus(601), [pod(0)]);
+    const missing = status(plus(601), [workerPod(0)]);
     expect(condition(missing, 'Degraded')?.message).toContain('swarm-worker-1 has no pod');
     const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: [] }] };
-    expect(condition(status(plus(601), [pod(0), pod(1)], { workspace }), 'Degraded')?.message).toContain('swarm-worker-0 still runs an older share (restart pending)');
+    expect(condition(status(plus(601), [workerPod(0), workerPod(1)], { workspace }), 'Degraded')?.message).toContain('swarm-worker-0 still runs an older share (restart pending)');
     const lastChange = { version: 2, at: T, unpinned: ['swarm-worker-1'] };
-    expect(condition(status(plus(601), [pod(0), pod(1, { startedAt: plus(1) })], { lastChange }), 'Degraded')?.message).toContain(
+    expect(condition(status(plus(601), [workerPod(0), workerPod(1, { startedAt: plus(1) })], { lastChange }), 'Degraded')?.message).toContain(
       'swarm-worker-1 started too soon after its share of version 2 was written to be inferred to run it',
     );
   });
 
   it('names the most fundamental blocker first: a pod out of service before the workers waiting for it', () => {
     const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: ['swarm-worker-1'] }] };
-    const message = condition(status(plus(601), [pod(0), unschedulable], { workspace }), 'Degraded')?.message ?? '';
+    const message = condition(status(plus(601), [workerPod(0), unschedulable], { workspace }), 'Degraded')?.message ?? '';
     expect(message).toMatch(/: swarm-worker-1 pod is Pending: Unschedulable.*\(1 more worker\(s\) blocked: swarm-worker-0\)$/);
   });
 
   it('a long rollout that keeps moving is not stuck: the deadline counts from its last observed progress', () => {
     const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: ['swarm-worker-1'] }] };
-    const justReplaced = pod(1, { uid: 'pod-1b', creationTimestamp: plus(500), readinessChangedAt: plus(520) });
-    expect(status(plus(700), [pod(0), justReplaced], { workspace }).phase).toBe('Updating');
-    expect(condition(status(plus(1200), [pod(0), justReplaced], { workspace }), 'Degraded')?.message).toContain(`swarm-worker-0 still runs an older share (restart pending), since ${plus(520)}`);
+    const justReplaced = workerPod(1, { uid: 'pod-1b', creationTimestamp: plus(500), readinessChangedAt: plus(520) });
+    expect(status(plus(700), [workerPod(0), justReplaced], { workspace }).phase).toBe('Updating');
+    expect(condition(status(plus(1200), [workerPod(0), justReplaced], { workspace }), 'Degraded')?.message).toContain(`swarm-worker-0 still runs an older share (restart pending), since ${plus(520)}`);
   });
 
   it('counts only from observed times: a pod failing long after the rollout gets its own deadline; no time, no verdict', () => {
-    const lateFailure = pod(1, { ready: false, phase: 'Running', readinessChangedAt: plus(3600) });
-    expect(status(plus(3700), [pod(0), lateFailure]).phase).toBe('Pending');
-    expect(status(plus(4300), [pod(0), lateFailure]).phase).toBe('Degraded');
-    const blockers = rolloutBlockers({
-      workers: ['swarm-worker-0', 'swarm-worker-1'],
-      pods: podsByWorker('swarm-worker', 2, [pod(0, { ready: false })]),
-      restartPending: new Set(['swarm-worker-0']),
-      coverage: undefined,
-      version: 2,
-      writtenAt: undefined,
-    });
-    expect(blockers).toEqual([]);
+    const lateFailure = workerPod(1, { ready: false, phase: 'Running', readinessChangedAt: plus(3600) });
+    expect(status(plus(3700), [workerPod(0), lateFailure]).phase).toBe('Pending');
+    expect(status(plus(4300), [workerPod(0), lateFailure]).phase).toBe('Degraded');
+    // Not Ready with no readiness change seen, a restart pending, a worker with no pod: without the version's write time, no deadline.
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: [] }] };
+    expect(status(plus(86_400), [workerPod(0, { ready: false })], { workspace, lastChange: { version: 2 } }).phase).not.toBe('Degraded');
+    expect(status(plus(86_400), [workerPod(0, { ready: false })], { workspace }).phase).toBe('Degraded'); // the same, with the write time
   });
 
   it('a converged Swarm is never RolloutStuck, however old its version', () => {
-    expect(status(plus(86_400), [pod(0), pod(1)]).phase).toBe('Running');
+    expect(status(plus(86_400), [workerPod(0), workerPod(1)]).phase).toBe('Running');
   });
 });
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { assign, lowerBound } from '../../lib/assignment/index.js';
 import { workerIndex, workerNames } from '../../lib/assignment/workers.js';
-import { decideScale, departingPods, workerCount, type ScaleInput } from '../../lib/decisions/scale.js';
+import { decideScale, workerCount, type ScaleInput } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
@@ -15,22 +15,12 @@ import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import type { MemoryKube } from '../support/memory-kube.js';
 import { seedStreams, stubWorld, swarmOf } from '../support/fixtures.js';
+import { workerPod } from '../support/views.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
 const STS = 'swarm-worker';
 
-const pod = (name: string, over: Partial<PodView> = {}): PodView => ({
-  name,
-  namespace: 'ns',
-  uid: `uid-${name}`,
-  resourceVersion: '1',
-  creationTimestamp: '2026-01-01T00:00:00Z',
-  ready: true,
-  terminating: false,
-  labels: { app: STS },
-  ownerStatefulSet: STS,
-  ...over,
-});
+const pod = (name: string, over: Partial<PodView> = {}): PodView => workerPod(name, { uid: `uid-${name}`, ...over });
 
 describe('worker identity with a start ordinal (lib/assignment/workers.ts)', () => {
   it('names workers start … start+replicas-1', () => {
@@ -105,8 +95,10 @@ describe('how many workers the config assigns over (workerCount)', () => {
     expect(workerCount({ desired: 2, handoff: 'BreakBeforeMake', statefulSet: sts, configWorkers: undefined, pods })).toBe(2);
   });
   it('departing pods are those past the workers, from the start ordinal', () => {
-    const pods = ['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7', 'other-9'].map((n) => pod(n));
-    expect(departingPods({ name: STS, startOrdinal: 5 }, 2, pods).map((p) => p.name)).toEqual(['swarm-worker-7']);
+    // Shrunk to workers 5 and 6: BreakBeforeMake keeps the config at 3 workers while a pod past them remains.
+    const input = { desired: 2, handoff: 'BreakBeforeMake', statefulSet: { name: STS, replicas: 2, startOrdinal: 5 }, configWorkers: 3 } as const;
+    expect(workerCount({ ...input, pods: ['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7', 'other-9'].map((n) => pod(n)) })).toBe(3);
+    expect(workerCount({ ...input, pods: ['swarm-worker-5', 'swarm-worker-6', 'other-9'].map((n) => pod(n)) })).toBe(2);
   });
 });
 
@@ -187,6 +179,16 @@ const setDesired = (kube: MemoryKube, replicas: number | undefined) =>
     else s.spec.replicas = replicas;
   });
 
+/** A converged Swarm owning `from` workers, then spec.replicas set to `to` and one assign: `kube.writes` holds what that assign wrote. */
+async function resized(from: number, to: number, spec: Parameters<typeof swarmOf>[0] = {}) {
+  const world = stubWorld(from, { replicas: from, ...spec });
+  await reconcileAssign(world.env, key);
+  world.kube.writes = [];
+  setDesired(world.kube, to);
+  await reconcileAssign(world.env, key);
+  return world;
+}
+
 /** Events until nothing changes: assign, restart, the StatefulSet controller. */
 async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[0], start = 0): Promise<void> {
   for (let round = 0; round < 12; round++) {
@@ -199,11 +201,7 @@ async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[
 
 describe('assign owns the worker count (spec.replicas)', () => {
   it('scale-up: the config over the new count is written first, then the StatefulSet grows', async () => {
-    const { kube, env } = stubWorld(2, { replicas: 2 });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 3);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(2, 3);
     expect(ops(kube)).toEqual(['patchConfigMap', 'replaceStatefulSetScale']);
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
     expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
@@ -214,11 +212,7 @@ describe('assign owns the worker count (spec.replicas)', () => {
   });
 
   it('scale-down (MakeBeforeBreak): survivors take over while the departing pod runs; the StatefulSet shrinks after', async () => {
-    const { kube, env } = stubWorld(3, { replicas: 3 });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 2);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(3, 2);
     // The new config over 2 is written; worker 2 still runs (its old share) and the StatefulSet is unchanged.
     expect(ops(kube)).toEqual(['patchConfigMap']);
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 2));
@@ -244,11 +238,7 @@ describe('assign owns the worker count (spec.replicas)', () => {
   });
 
   it('scale-down (BreakBeforeMake): the StatefulSet shrinks first; the config hands off once the pod is gone', async () => {
-    const { kube, env } = stubWorld(3, { replicas: 3, restart: { handoff: 'BreakBeforeMake' } });
-    await reconcileAssign(env, key);
-    kube.writes = [];
-    setDesired(kube, 2);
-    await reconcileAssign(env, key);
+    const { kube, env } = await resized(3, 2, { restart: { handoff: 'BreakBeforeMake' } });
     expect(ops(kube)).toEqual(['replaceStatefulSetScale']);
     expect(configIn(kube).version).toBe(1);
     // The departing pod is terminating, not gone: still no handoff.

@@ -1,52 +1,20 @@
 // Truthful status from the workers' acknowledgement Leases: pure, no cluster.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ValidSwarm } from '../../lib/api/types.js';
-import { validateSwarm } from '../../lib/api/validate.js';
 import { computeCoverage } from '../../lib/decisions/coverage.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
-import type { LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
-import {
-  ACKNOWLEDGES_LABEL,
-  DIGEST_ANNOTATION,
-  LOADED_AT_ANNOTATION,
-  VERSION_ANNOTATION,
-  jobsDigest,
-  parse,
-  parseAcknowledgement,
-  render,
-} from '../../lib/workerconfig/index.js';
+import type { LeaseView, PodView } from '../../lib/kube/types.js';
+import { DIGEST_ANNOTATION, VERSION_ANNOTATION, jobsDigest, parse, parseAcknowledgement, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
+import { acknowledgement, acknowledgingLabels, sts, validSwarm, workerPod } from '../support/views.js';
 
 const now = '2026-11-22T00:00:00Z';
-const sts = (replicas: number): StatefulSetView => ({ name: 'swarm-worker', namespace: 'ns', uid: 'sts-uid', replicas, labelSelector: 'app=swarm-worker' });
-const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  uid: `uid-${ordinal}`,
-  resourceVersion: '1',
-  creationTimestamp: now,
-  ready: true,
-  terminating: false,
-  labels: { app: 'swarm-worker', [ACKNOWLEDGES_LABEL]: 'lease' },
-  ...over,
-});
-const lease = (ordinal: number, version: number, jobs: readonly string[], over: Partial<LeaseView> = {}): LeaseView => ({
-  name: `swarm-worker-${ordinal}`,
-  namespace: 'ns',
-  resourceVersion: '1',
-  holderIdentity: `uid-${ordinal}`,
-  labels: { 'k8slab.info/swarm': 'swarm-worker' },
-  annotations: { [VERSION_ANNOTATION]: String(version), [DIGEST_ANNOTATION]: jobsDigest(jobs), [LOADED_AT_ANNOTATION]: now },
-  ...over,
-});
-const valid = (jobs: string[]): ValidSwarm => {
-  const s = swarmOf({ jobs });
-  const v = validateSwarm({ ...s, metadata: { ...s.metadata, uid: 'swarm-uid', generation: 1 } });
-  if (!v.ok) throw new Error(v.problems.join('; '));
-  return v.swarm;
-};
+/** A worker that acknowledges what it runs, created now, uid `uid-<ordinal>`. */
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView =>
+  workerPod(ordinal, { uid: `uid-${ordinal}`, creationTimestamp: now, labels: acknowledgingLabels, ownerStatefulSet: undefined, ...over });
+/** The Lease of worker `ordinal`'s pod: it loaded `jobs` of config `version` now. */
+const lease = (ordinal: number, version: number, jobs: readonly string[], over: Partial<LeaseView> = {}): LeaseView => acknowledgement(pod(ordinal), version, jobs, over, now);
 // Version 4: worker-0's share last changed at 4, worker-1's at 2.
 const config = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } }));
 const jobs = ['a', 'b', 'c'];
@@ -130,7 +98,7 @@ describe('computeCoverage', () => {
 });
 
 describe('computeStatus from acknowledgements', () => {
-  const swarm = valid(jobs);
+  const swarm = validSwarm(swarmOf({ jobs }));
 
   it('is Ready with uncoveredJobs 0 only once every job is acknowledged', () => {
     const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0), pod(1)], leases: [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])] });

@@ -85,7 +85,7 @@ function markFailed(span: Span, error: unknown): void {
  * @kubernetes/client-node's ApiException (`code`), other HTTP clients
  * (`statusCode`, `status`, `response.status[Code]`) or a Status body (`body.code`).
  */
-export function statusCodeOf(error: unknown): number | undefined {
+function statusCodeOf(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const candidate = error as Record<string, unknown>;
   const response = asRecord(candidate.response);
@@ -122,7 +122,7 @@ export interface KubeCallTarget {
  * `2xx` for a success whose status was not reported, `error` for a
  * failure without one (network error, timeout).
  */
-export function kubeCodeLabel(outcome: { ok: boolean; status?: number }): string {
+function kubeCodeLabel(outcome: { ok: boolean; status?: number }): string {
   if (outcome.status !== undefined) return String(outcome.status);
   return outcome.ok ? '2xx' : 'error';
 }

@@ -54,7 +54,7 @@ export function contextFromIncoming(headers: IncomingHeaders, cloudEvent?: { rea
 }
 
 /** W3C `traceparent`/`tracestate` of the span active in `ctx`; undefined when there is none. */
-export function traceparentFor(ctx: Context = context.active()): TraceContextFields | undefined {
+function traceparentFor(ctx: Context = context.active()): TraceContextFields | undefined {
   const spanContext = trace.getSpanContext(ctx);
   if (!spanContext || !isSpanContextValid(spanContext)) return undefined;
   const carrier: Record<string, string> = {};
