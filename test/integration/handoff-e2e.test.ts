@@ -6,9 +6,9 @@
 // exactly once at the end, no pod restarted, and status never Ready while a
 // job had no acknowledged owner.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, AppsV1Api } from '@kubernetes/client-node';
 import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
+import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { enableNamespace, kubectl } from '../harness/local-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
@@ -16,14 +16,10 @@ import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const core = kc.makeApiClient(CoreV1Api);
-const apps = kc.makeApiClient(AppsV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
 const NS = `handoff-${process.pid}`;
+const { core, apps, readSwarm } = apiClients(kubeconfig, NS);
 
-const getSwarm = async () => (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'swarm-worker' })) as Swarm;
+const getSwarm = () => readSwarm('swarm-worker');
 const configOf = async () => parse((await core.readNamespacedConfigMap({ namespace: NS, name: 'swarm-worker-config' })).data?.['config.yml'] ?? '');
 
 let world: EndToEnd;

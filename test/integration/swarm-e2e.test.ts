@@ -13,7 +13,7 @@
 // the Leases agreeing with the workers' logs). Jobs without a running owner during a transition are a
 // known defect (issue 11): bench:coverage measures them; this file does not.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Swarm } from '../../lib/api/types.js';
 import { lowerBound } from '../../lib/assignment/index.js';
@@ -21,6 +21,7 @@ import { diff } from '../../lib/plan/index.js';
 import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { Delivery } from '../../dev/broker/local-broker.js';
+import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { kubectl, type LocalKnative } from '../harness/local-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
@@ -31,14 +32,9 @@ import { scrapeTotal } from '../support/metrics.js';
 import { eventually, type Timeline } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const core = kc.makeApiClient(CoreV1Api);
-const apps = kc.makeApiClient(AppsV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
-const coordination = kc.makeApiClient(CoordinationV1Api);
-
 const NS = `e2e-${process.pid}`;
+const { kc, core, apps, custom } = apiClients(kubeconfig, NS);
+const coordination = kc.makeApiClient(CoordinationV1Api);
 const swarmPath = { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS };
 
 
