@@ -65,7 +65,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // mounted ConfigMap, which it does on its sync period (default 1m): a
     // shorter one keeps each step of the tests in seconds. The benchmarks
     // measure both (bench:coverage).
-    syncFrequency: '10s',
+    syncFrequency: '5s',
     // Once the node is ours: another cluster may have held it until then.
     onNodeLocked: () => (before = takeSnapshot()),
   });
