@@ -39,7 +39,10 @@ async function settled(replicas: number): Promise<void> {
     const marks = Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released);
     const sts = await apps.readNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' });
     const st = s.status;
+    // The departing pods are gone too (their own stop lines recorded): the next step starts clean.
+    const departing = [...liveUids().keys()].filter((name) => Number(name.slice(name.lastIndexOf('-') + 1)) >= replicas);
     return !marks &&
+      departing.length === 0 &&
       sts.spec?.replicas === replicas &&
       st?.phase === 'Running' &&
       st.version === config.version &&
