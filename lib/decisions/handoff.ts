@@ -52,12 +52,23 @@ export function stageHandoff(input: HandoffInput): StagedHandoff {
   return input.handoff === 'MakeBeforeBreak' ? makeBeforeBreak(input, previous) : breakBeforeMake(input, previous);
 }
 
+/** Each worker's published jobs as a set, built once per worker asked about (shares hold thousands of jobs). */
+function publishedSets(previous: WorkerConfig): (worker: string) => ReadonlySet<string> {
+  const sets = new Map<string, Set<string>>();
+  return (worker) => {
+    let set = sets.get(worker);
+    if (!set) sets.set(worker, (set = new Set(previous.workloads[worker]?.jobs ?? [])));
+    return set;
+  };
+}
+
 function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
   const owner = new Map<string, string>();
   for (const [worker, jobs] of Object.entries(target)) for (const job of jobs) owner.set(job, worker);
   const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
+  const publishedTo = publishedSets(previous);
   // The new owner runs the job: it was published to it and its pod acknowledges that share.
-  const received = (job: string, to: string): boolean => published(to).includes(job) && caughtUp(facts(to));
+  const received = (job: string, to: string): boolean => publishedTo(to).has(job) && caughtUp(facts(to));
 
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { releasing?: string[]; released?: string[] }> = {};
@@ -85,18 +96,23 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
 }
 
 function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
-  const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
+  // Who has each job published (and a live pod that may run it).
+  const holders = new Map<string, string[]>();
+  for (const [worker, share] of Object.entries(previous.workloads)) {
+    if (!facts(worker).pod) continue;
+    for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
+  }
+  const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w))));
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { awaiting: string[] }> = {};
   let inFlight = 0;
   for (const [worker, owns] of Object.entries(target)) {
-    const others = Object.keys(previous.workloads).filter((w) => w !== worker);
     // Nobody else may still run the job: no other worker has it published, and
     // every other worker acknowledges the config in force.
-    const othersStopped = others.every((w) => caughtUp(facts(w)));
+    const othersStopped = [...behind].every((w) => w === worker);
     const earlier = new Set(previous.workloads[worker]?.awaiting ?? []);
-    const heldElsewhere = (job: string) => others.some((w) => published(w).includes(job) && facts(w).pod);
-    const mine = new Set(published(worker));
+    const heldElsewhere = (job: string) => (holders.get(job) ?? []).some((w) => w !== worker);
+    const mine = new Set(previous.workloads[worker]?.jobs ?? []);
     const awaiting = owns.filter((j) => !mine.has(j) && (heldElsewhere(j) || (earlier.has(j) && !othersStopped)));
     const waiting = new Set(awaiting);
     jobs[worker] = owns.filter((j) => !waiting.has(j));
