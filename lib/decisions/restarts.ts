@@ -45,11 +45,18 @@ export function workerFacts(obs: WorkersObservation): (worker: string) => Worker
   const pods = podsByWorker(obs.statefulSet.name, obs.workers ?? obs.statefulSet.replicas, obs.pods, obs.statefulSet.startOrdinal);
   const acks = acknowledgementsByWorker(obs.leases ?? []);
   const config = obs.config;
-  return (worker) => {
+  // Asked about repeatedly (each wait, each step): judged once per worker (a digest of its share).
+  const known = new Map<string, WorkerFacts>();
+  const judge = (worker: string): WorkerFacts => {
     const pod = pods.get(worker);
     if (!pod) return {};
     if (!config || !declaresAcknowledgement(pod)) return { pod };
     return { pod, ack: judgeAcknowledgement(pod, config.workloads[worker], acks) };
+  };
+  return (worker) => {
+    let facts = known.get(worker);
+    if (!facts) known.set(worker, (facts = judge(worker)));
+    return facts;
   };
 }
 
