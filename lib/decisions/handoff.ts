@@ -31,8 +31,6 @@ export interface StagedHandoff {
   /** What each worker runs now (published as `jobs`). */
   jobs: Assignment;
   marks: HandoffMarks;
-  /** Jobs still changing hands, for status. */
-  inFlight: number;
 }
 
 /**
@@ -48,7 +46,7 @@ function caughtUp(facts: WorkerFacts): boolean {
 
 export function stageHandoff(input: HandoffInput): StagedHandoff {
   const { previous, target } = input;
-  if (!previous) return { jobs: target, marks: {}, inFlight: 0 };
+  if (!previous) return { jobs: target, marks: {} };
   return input.handoff === 'MakeBeforeBreak' ? makeBeforeBreak(input, previous) : breakBeforeMake(input, previous);
 }
 
@@ -72,7 +70,6 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
 
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { releasing?: string[]; released?: string[] }> = {};
-  let inFlight = 0;
   const workers = new Set([...Object.keys(target), ...Object.keys(previous.workloads)]);
   for (const worker of workers) {
     const owns = target[worker] ?? [];
@@ -89,10 +86,9 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
     if (worker in target || releasing.length > 0) jobs[worker] = [...owns, ...releasing];
     if (releasing.length > 0 || released.length > 0) {
       marks[worker] = { ...(releasing.length ? { releasing } : {}), ...(released.length && worker in target ? { released } : {}) };
-      inFlight += releasing.length;
     }
   }
-  return { jobs, marks, inFlight };
+  return { jobs, marks };
 }
 
 function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
@@ -105,7 +101,6 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
   const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w))));
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { awaiting: string[] }> = {};
-  let inFlight = 0;
   for (const [worker, owns] of Object.entries(target)) {
     // Nobody else may still run the job: no other worker has it published, and
     // every other worker acknowledges the config in force.
@@ -118,8 +113,7 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     jobs[worker] = owns.filter((j) => !waiting.has(j));
     if (awaiting.length > 0) {
       marks[worker] = { awaiting };
-      inFlight += awaiting.length;
     }
   }
-  return { jobs, marks, inFlight };
+  return { jobs, marks };
 }
