@@ -44,11 +44,14 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigge
       return [{ key }];
     }
   }
-  const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
+  // A Deployment pool's objects (the Deployment, its pods, their Leases) map through the Swarms naming the Deployment.
+  const deployment = trigger.kind === 'Deployment' ? trigger.name : trigger.deploymentName;
+  const kind = deployment !== undefined ? 'Deployment' : 'StatefulSet';
+  const statefulSet = deployment ?? (trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet));
   if (!statefulSet) return [];
   try {
-    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet);
-    const owner = claimant(claimants, statefulSet);
+    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet, kind);
+    const owner = claimant(claimants, statefulSet, kind);
     return owner ? [{ key: { namespace: trigger.namespace, name: owner.metadata.name }, claimants }] : [];
   } catch (err) {
     // Refused for good (say, a namespace whose access was revoked): there is no

@@ -41,6 +41,8 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
         ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
         ...expand('apps', 'statefulsets', ['get', 'list']),
         ...expand('apps', 'statefulsets/scale', ['get', 'update']),
+        ...expand('apps', 'deployments', ['get']),
+        ...expand('apps', 'deployments/scale', ['get', 'update']),
         ...expand('', 'pods', ['get', 'list']),
         ...expand('coordination.k8s.io', 'leases', ['list']),
         ...expand('', 'configmaps', ['get', 'create', 'update', 'patch']),
@@ -66,11 +68,12 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
 
   it('source: get/list/watch on exactly what the ApiServerSource watches', () => {
     const watched = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).map((r) => r.kind);
-    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod', 'Lease', 'ConfigMap']);
+    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Deployment', 'Pod', 'Lease', 'ConfigMap']);
     expect(permissions(byName(roles, 'swarm-source'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('apps', 'statefulsets', ['get', 'list', 'watch']),
+        ...expand('apps', 'deployments', ['get', 'list', 'watch']),
         ...expand('', 'pods', ['get', 'list', 'watch']),
         ...expand('coordination.k8s.io', 'leases', ['get', 'list', 'watch']),
         ...expand('', 'configmaps', ['get', 'list', 'watch']),
