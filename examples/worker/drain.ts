@@ -3,15 +3,18 @@
 // rolling update, a pod deleted by hand) keeps running its jobs until the
 // config gives it none, which the assign function publishes only once the
 // workers taking them over acknowledge them (lib/decisions/handoff.ts). The
-// config is read from the API while waiting: the kubelet does not refresh a
-// terminating pod's ConfigMap volume. The pod's terminationGracePeriodSeconds
+// config is read from the API while waiting: the kubelet may stop refreshing
+// a terminating pod's ConfigMap volume. The pod's terminationGracePeriodSeconds
 // bounds the wait.
 import * as k8s from '@kubernetes/client-node';
 import type { WorkloadsView } from './share.js';
 
-/** This pod still has jobs in the config (a config that cannot be read or parsed: assume it does). */
+/**
+ * This pod still has jobs in the config. No config (the ConfigMap or its key
+ * is gone: so is the Swarm) gives it none; one that cannot be parsed: assume it does.
+ */
 export function holdsJobs(text: string | undefined, pod: string, parse: (text: string) => WorkloadsView): boolean {
-  if (text === undefined) return true;
+  if (text === undefined) return false;
   try {
     return (parse(text).workloads[pod]?.jobs.length ?? 0) > 0;
   } catch {
@@ -24,7 +27,14 @@ export function configMapReader(namespace: string, name: string, key: string, kc
   const config = kc ?? new k8s.KubeConfig();
   if (!kc) config.loadFromDefault(); // in a pod: the mounted ServiceAccount token
   const api = config.makeApiClient(k8s.CoreV1Api);
-  return async () => (await api.readNamespacedConfigMap({ namespace, name })).data?.[key];
+  return () =>
+    api.readNamespacedConfigMap({ namespace, name }).then(
+      (cm) => cm.data?.[key],
+      (err: unknown) => {
+        if ((err as { code?: unknown }).code === 404) return undefined;
+        throw err;
+      },
+    );
 }
 
 export interface DrainOptions {

@@ -100,20 +100,21 @@ export interface RunningExactlyOnce {
 /**
  * Whether the workers' own reports show, at `at`, every job in `jobs` run by
  * exactly one pod, nothing else run, and each of the `replicas` pods
- * (`<sts>-0` … `<sts>-(replicas-1)`) running at least one job.
+ * (`<sts>-0` … `<sts>-(replicas-1)`; with statefulSetName null, any
+ * `replicas` pods: a Deployment's) running at least one job.
  */
 export function exactlyOnceAt(
   recorder: WorkerPodsRecorder,
   jobs: readonly string[],
   replicas: number,
   at = Date.now(),
-  statefulSetName: string | undefined = 'swarm-worker',
+  statefulSetName: string | null = 'swarm-worker',
 ): RunningExactlyOnce | undefined {
   const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
   const { byPod, duplicated } = recorder.running(at);
-  // A Deployment's pods have generated names: any `replicas` pods (statefulSetName undefined).
+  // A Deployment's pods have generated names: any `replicas` pods (statefulSetName null).
   const pods = Array.from({ length: replicas }, (_, i) => `${statefulSetName}-${i}`).sort();
-  const onPods = statefulSetName === undefined ? Object.keys(byPod).length === replicas : same(Object.keys(byPod).sort(), pods);
+  const onPods = statefulSetName === null ? Object.keys(byPod).length === replicas : same(Object.keys(byPod).sort(), pods);
   const ok = duplicated.length === 0 && same(Object.values(byPod).flat().sort(), [...jobs].sort()) && onPods;
   return ok ? { at, byPod } : undefined;
 }
@@ -127,7 +128,7 @@ export async function runningExactlyOnce(
 ): Promise<RunningExactlyOnce> {
   return eventually(
     `every job run exactly once by ${replicas} workers, by their own reports`,
-    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.anyPods ? undefined : (options.statefulSetName ?? 'swarm-worker')),
+    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.anyPods ? null : (options.statefulSetName ?? 'swarm-worker')),
     options.timeoutMs ?? 150_000,
     200,
   );
