@@ -6,6 +6,8 @@
 // with a field selector (the event's own copy of the object may be stale), and
 // so is a Swarm event's StatefulSet hint. That list is handed to the reconcile,
 // which uses it as its own observation of the Swarm instead of reading it again.
+// A Deployment pool's Deployment, pods and Leases are mapped alike, through
+// the Swarms naming that Deployment (spec.deploymentName).
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
 import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';

@@ -5,6 +5,8 @@
 // Otherwise pods are listed apart (`listWorkerPods`), only when a decision
 // needs them (restart, only with steps to take).
 // Both functions decide over it; only assign judges status from it (one writer).
+// A Deployment pool (spec.deploymentName) is observed alike: its Deployment
+// stands where the StatefulSet does (a PoolView), its pods are its workers.
 import { validateSwarm } from '../api/validate.js';
 import { poolOf, type Swarm, type ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';

@@ -11,7 +11,12 @@ import { decideScale } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import type { ConfigMapView, DeploymentView, LeaseView, PodView } from '../../lib/kube/types.js';
 import type { WorkerConfig } from '../../lib/workerconfig/index.js';
-import { swarmOf } from '../support/fixtures.js';
+import { holdsJobs } from '../../examples/worker/drain.js';
+import { apiServerEvent, toTrigger, type KubeObject } from '../../lib/events/index.js';
+import { targetsFor } from '../../lib/reconcilers/keys.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { MemoryKube } from '../support/memory-kube.js';
+import { silentLog, swarmOf } from '../support/fixtures.js';
 import { acknowledgement, acknowledgingLabels, configOf, converge, runs, validSwarm, written } from '../support/views.js';
 
 const jobs = Array.from({ length: 27 }, (_, i) => `stream:${i}`);
@@ -193,5 +198,50 @@ describe('the schema: deploymentName', () => {
     expect(problems({ ...both, spec: { ...both.spec, restart: { policy: 'Restart' } } })).toEqual([
       'spec: a Deployment pool needs restart.policy None (its workers hot-reload: a deleted pod comes back under a new name)',
     ]);
+  });
+});
+
+describe('routing: a Deployment pool\'s objects reach its Swarm', () => {
+  const podObject: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'swarm-worker-7d9f-x2x4z',
+      namespace: 'ns',
+      labels: { 'pod-template-hash': '7d9f', 'k8slab.info/swarm': 'swarm-worker' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'swarm-worker-7d9f', controller: true }],
+    },
+  };
+  const leaseObject = (name: string): KubeObject => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'ns', labels: { 'k8slab.info/swarm': 'swarm-worker' } } });
+
+  it('a Pod names its Deployment through its ReplicaSet; a Lease through its label, unless its name is a StatefulSet pod\'s', () => {
+    expect(toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: podObject }))).toMatchObject({ kind: 'Pod', deploymentName: 'swarm-worker' });
+    expect(toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: leaseObject('swarm-worker-7d9f-x2x4z') }))).toMatchObject({ kind: 'Lease', deploymentName: 'swarm-worker' });
+    expect(toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: leaseObject('swarm-worker-2') }))).not.toHaveProperty('deploymentName');
+    const deploymentObject: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'swarm-worker', namespace: 'ns' } };
+    expect(toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: deploymentObject }))).toMatchObject({ kind: 'Deployment', name: 'swarm-worker' });
+  });
+
+  it('Deployment, Pod and Lease triggers map to the Swarm naming the Deployment (not to a StatefulSet Swarm of the same name)', async () => {
+    const kube = new MemoryKube();
+    const pooled = deploymentSwarm();
+    kube.swarms.set('ns/swarm', { ...pooled, metadata: { ...pooled.metadata, uid: 'u1', creationTimestamp: '2026-01-01T00:00:00Z' } });
+    const env = { kube, log: silentLog };
+    const base = { source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'v1', namespace: 'ns' } as const;
+    const keysOf = async (trigger: Parameters<typeof targetsFor>[1]) => (await targetsFor(env, trigger)).map((t) => t.key.name);
+    expect(await keysOf({ ...base, kind: 'Deployment', apiVersion: 'apps/v1', name: 'swarm-worker' })).toEqual(['swarm']);
+    expect(await keysOf({ ...base, kind: 'Pod', name: 'swarm-worker-7d9f-x2x4z', deploymentName: 'swarm-worker' })).toEqual(['swarm']);
+    expect(await keysOf({ ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: 'swarm-worker' })).toEqual([]);
+  });
+});
+
+describe('the reference worker\'s drain (DRAIN_CONFIGMAP)', () => {
+  const text = 'version: 3\nworkloads:\n  pod-a:\n    jobs: [j1]\n    version: 3\n  pod-b:\n    jobs: []\n    version: 3\n';
+  it('holds on while the config gives it jobs (releasing ones included); stops once it gives none, or once the ConfigMap is gone', () => {
+    expect(holdsJobs(text, 'pod-a', parse)).toBe(true);
+    expect(holdsJobs(text, 'pod-b', parse)).toBe(false);
+    expect(holdsJobs(text, 'pod-c', parse)).toBe(false);
+    expect(holdsJobs(undefined, 'pod-a', parse)).toBe(false);
+    expect(holdsJobs('workloads: [not, a, map', 'pod-a', parse)).toBe(true);
   });
 });
