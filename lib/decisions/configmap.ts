@@ -135,7 +135,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     return {
       kind: 'blocked',
       reason: 'TooManyWorkers',
-      message: `StatefulSet ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
+      message: `${isDeployment(statefulSet) ? 'Deployment' : 'StatefulSet'} ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
     };
   }
 
