@@ -6,14 +6,21 @@
 // Once it has started its jobs it acknowledges them in its Lease
 // (acknowledge.ts) when it runs in a cluster with POD_UID and a token.
 //
+// In a Deployment pool, SIGTERM does not stop it at once: with DRAIN_CONFIGMAP
+// set it keeps its jobs until the config gives it none (drain.ts).
+//
 // env: POD_NAME (downward API metadata.name, required), POD_UID (downward API
 // metadata.uid, optional: tells the recorder which incarnation of the pod
 // spoke, and is the Lease's holderIdentity), POD_NAMESPACE (default: the
 // mounted ServiceAccount's), CONFIG_PATH (default /etc/swarm/config.yml), PORT (default 8080),
-// LOG_LEVEL (default info).
+// LOG_LEVEL (default info), SWARM_POOL (the pool's name for its Lease's label,
+// from the pod's k8slab.info/swarm label; default: parsed from a StatefulSet pod's
+// name), DRAIN_CONFIGMAP (the ConfigMap to wait on at SIGTERM; unset: stop at once).
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { parse } from '../../lib/workerconfig/index.js';
+import { basename } from 'node:path';
 import { createAcknowledger, podNamespace, type Acknowledged } from './acknowledge.js';
+import { configMapReader, waitUntilReleased } from './drain.js';
 import { lifecycleReport, transitionReports, type Report, type Reporter } from './report.js';
 import { createWorkerServer } from './server.js';
 import { INITIAL_STATE, nextState, stopAll, type Transition, type WorkerState } from './state.js';
@@ -47,7 +54,7 @@ let state: WorkerState = INITIAL_STATE;
 const namespace = podNamespace();
 const acknowledge =
   process.env.KUBERNETES_SERVICE_HOST && reporter.uid && namespace
-    ? createAcknowledger({ pod: podName, podUid: reporter.uid, namespace })
+    ? createAcknowledger({ pod: podName, podUid: reporter.uid, namespace, ...(process.env.SWARM_POOL ? { statefulSet: process.env.SWARM_POOL } : {}) })
     : undefined;
 if (!acknowledge) log.info('not in a cluster with POD_UID and a ServiceAccount token: not acknowledging');
 let acknowledged = '';
@@ -112,5 +119,15 @@ function shutdown(signal: string): void {
   // Keep-alive connections (probes) must not hold the exit past the grace period.
   server.closeAllConnections();
 }
-process.once('SIGTERM', () => shutdown('SIGTERM'));
+/** SIGTERM in a Deployment pool: the jobs run on until they are handed over (drain.ts), then the worker stops. */
+function drainThenShutdown(configMap: string, ns: string): void {
+  log.info({ configMap }, 'stopping once my jobs are handed over');
+  const read = configMapReader(ns, configMap, basename(configPath));
+  waitUntilReleased({ pod: podName!, read, parse, onError: (err) => log.warn({ err }, 'reading the config to drain failed') }).then(
+    () => shutdown('SIGTERM'),
+    () => shutdown('SIGTERM'),
+  );
+}
+const drainConfigMap = process.env.DRAIN_CONFIGMAP;
+process.once('SIGTERM', () => (drainConfigMap && namespace ? drainThenShutdown(drainConfigMap, namespace) : shutdown('SIGTERM')));
 process.once('SIGINT', () => shutdown('SIGINT'));

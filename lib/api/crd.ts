@@ -8,6 +8,7 @@ import { GROUP, KIND, PLURAL, SHORT_NAME, SINGULAR, VERSION } from './types.js';
 /** What `kubectl get swm` shows. Priority 1 columns appear with `-o wide`. */
 const printerColumns = [
   { name: 'StatefulSet', type: 'string', jsonPath: '.spec.statefulSetName' },
+  { name: 'Deployment', type: 'string', jsonPath: '.spec.deploymentName' },
   { name: 'Desired', type: 'integer', priority: 1, jsonPath: '.spec.replicas' },
   { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
   { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
@@ -40,7 +41,7 @@ function buildSwarmCrd(): Record<string, unknown> {
           },
           // Lets an event for a StatefulSet or Pod list only the Swarms naming that
           // StatefulSet (a field selector) instead of every Swarm of the namespace in full.
-          selectableFields: [{ jsonPath: '.spec.statefulSetName' }],
+          selectableFields: [{ jsonPath: '.spec.statefulSetName' }, { jsonPath: '.spec.deploymentName' }],
           additionalPrinterColumns: printerColumns,
           schema: { openAPIV3Schema: toStructural(swarmSchema) },
         },

@@ -28,6 +28,7 @@ const isDns1123Subdomain = (text: string): boolean => text.length <= DNS_SUBDOMA
 export const NAME_RULES = {
   Namespace: 'label',
   StatefulSet: 'label',
+  Deployment: 'label',
   Pod: 'subdomain',
   ConfigMap: 'subdomain',
   Swarm: 'subdomain',

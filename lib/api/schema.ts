@@ -39,6 +39,8 @@ export const LIMITS = {
   minMaxUnavailable: 1,
   /** StatefulSet names above 52 characters break the pods' controller-revision-hash label (63). */
   statefulSetNameMaxLength: 52,
+  /** Deployment names above 52 characters leave no room in its pods' names (`<deployment>-<hash>-<5>`, 63). */
+  deploymentNameMaxLength: 52,
   configMapNameMaxLength: DNS_SUBDOMAIN_MAX_LENGTH,
   configKeyMaxLength: 253,
   maxConditions: 16,
@@ -82,6 +84,32 @@ export const DEFAULTS = {
 export const IMMUTABLE_MESSAGES = {
   statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
   configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
+  deploymentName: 'deploymentName is immutable: create a new Swarm to manage another Deployment',
+} as const;
+
+/**
+ * Rules over the spec as a whole: CEL in the CRD (the API server refuses the
+ * object), and the same rules in lib/api/validate.ts (`specRuleProblems`), so
+ * a Swarm that reached the function some other way is refused alike.
+ */
+export const SPEC_RULES = {
+  onePool: {
+    rule: 'has(self.statefulSetName) != has(self.deploymentName)',
+    message: 'exactly one of statefulSetName and deploymentName must be set',
+  },
+  /** A pool kind never changes on a live Swarm: the running workers would be disconnected. */
+  poolKindImmutable: {
+    rule: 'has(self.deploymentName) == has(oldSelf.deploymentName)',
+    message: 'the pool kind is immutable: create a new Swarm to switch between a StatefulSet and a Deployment',
+  },
+  /**
+   * A Deployment's pod comes back under a new name, so a restart cannot make
+   * "the same worker" reload: its workers hot-reload (policy None).
+   */
+  deploymentHotReloads: {
+    rule: '!has(self.deploymentName) || (has(self.restart) && has(self.restart.policy) && self.restart.policy == "None")',
+    message: 'a Deployment pool needs restart.policy None (its workers hot-reload: a deleted pod comes back under a new name)',
+  },
 } as const;
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
@@ -131,18 +159,28 @@ const job: SchemaNode = {
 
 const spec: SchemaNode = {
   type: 'object',
-  required: ['statefulSetName', 'configMapName', 'workload'],
+  required: ['configMapName', 'workload'],
   additionalProperties: false,
+  'x-kubernetes-validations': Object.values(SPEC_RULES).map(({ rule, message }) => ({ rule, message })),
   properties: {
     // Immutable: renaming either on a live Swarm would leave the running
     // workers reading a ConfigMap nobody updates any more.
     statefulSetName: {
-      description: 'The StatefulSet whose pods run the jobs (same namespace). Immutable.',
+      description: 'The StatefulSet whose pods run the jobs (same namespace); exclusive with deploymentName. Immutable.',
       type: 'string',
       minLength: 1,
       maxLength: LIMITS.statefulSetNameMaxLength,
       pattern: DNS_LABEL,
       'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: IMMUTABLE_MESSAGES.statefulSetName }],
+    },
+    deploymentName: {
+      description:
+        'The Deployment whose pods run the jobs (same namespace), instead of a StatefulSet; workers are keyed by pod name and hot-reload (restart.policy None). Immutable.',
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.deploymentNameMaxLength,
+      pattern: DNS_LABEL,
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: IMMUTABLE_MESSAGES.deploymentName }],
     },
     configMapName: {
       description: 'The ConfigMap the workers read their share from (same namespace). Immutable.',

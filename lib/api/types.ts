@@ -15,7 +15,9 @@ export type RestartPolicy = 'Restart' | 'None';
 export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
 
 export interface SwarmSpec {
-  statefulSetName: string;
+  /** Exactly one of statefulSetName and deploymentName is set (the worker pool: poolOf). */
+  statefulSetName?: string;
+  deploymentName?: string;
   configMapName: string;
   /** Key inside the ConfigMap; default `config.yml`. */
   configKey?: string;
@@ -29,6 +31,17 @@ export interface SwarmSpec {
     /** Default 600 (lib/api/schema.ts DEFAULTS). */
     progressDeadlineSeconds?: number;
   };
+}
+
+/** The controller of a Swarm's worker pods: a StatefulSet (workers `<name>-<ordinal>`) or a Deployment (workers: pod names). */
+export interface PoolRef {
+  kind: 'StatefulSet' | 'Deployment';
+  name: string;
+}
+
+/** The pool a spec names (a Deployment when deploymentName is set, else the StatefulSet). */
+export function poolOf(spec: Pick<SwarmSpec, 'statefulSetName' | 'deploymentName'> | undefined): PoolRef {
+  return spec?.deploymentName !== undefined ? { kind: 'Deployment', name: spec.deploymentName } : { kind: 'StatefulSet', name: spec?.statefulSetName ?? '' };
 }
 
 /** metav1.Condition */

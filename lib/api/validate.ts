@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import type { FormatsPlugin } from 'ajv-formats';
 import { problemsFrom } from './problems.js';
-import { KUBERNETES_KEYWORDS, LIMITS, swarmSchema } from './schema.js';
+import { KUBERNETES_KEYWORDS, LIMITS, SPEC_RULES, swarmSchema } from './schema.js';
 import { API_VERSION, KIND } from './types.js';
 import type { ValidSwarm } from './types.js';
 
@@ -34,9 +34,18 @@ export function validateSwarm(obj: unknown): SwarmValidation {
   const problems: string[] = [];
   if (swarm.apiVersion !== API_VERSION) problems.push(`apiVersion: must be ${API_VERSION}`);
   if (swarm.kind !== KIND) problems.push(`kind: must be ${KIND}`);
+  problems.push(...specRuleProblems(swarm.spec));
   const duplicates = duplicateJobNames(swarm.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name)));
   if (duplicates.length > 0) problems.push(describeDuplicates(duplicates));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, swarm };
+}
+
+/** The CRD's spec-level CEL rules (SPEC_RULES) that need no previous object, checked here alike. */
+function specRuleProblems(spec: ValidSwarm['spec']): string[] {
+  const problems: string[] = [];
+  if ((spec.statefulSetName === undefined) === (spec.deploymentName === undefined)) problems.push(`spec: ${SPEC_RULES.onePool.message}`);
+  if (spec.deploymentName !== undefined && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.deploymentHotReloads.message}`);
+  return problems;
 }
 
 interface Duplicate {

@@ -26,12 +26,16 @@ export function assign(input: AssignInput): AssignResult {
   if (!Number.isSafeInteger(start) || start < 0) {
     throw new AssignmentInputError(`startOrdinal must be a non-negative integer, got ${String(start)}`);
   }
+  if (input.workers && (input.workers.length !== replicas || new Set(input.workers).size !== replicas)) {
+    throw new AssignmentInputError(`workers must list ${replicas} distinct names, got ${input.workers.length}`);
+  }
+  const names = workerNaming(input.workers, statefulSetName, replicas, start);
   const table = jobTable(input.jobs);
   const order = canonicalOrder(table);
   if (replicas === 0) return { assignment: {}, unhonouredDedications: [] };
 
   // Workers are handled by position 0 … replicas-1 (ordinal − start) here; names only at the edges.
-  const owner = keptOwners(table, statefulSetName, replicas, start, input.previous);
+  const owner = keptOwners(table, names, input.previous);
   const { claimedBy, unhonoured } = dedicate(table, order, owner, replicas);
   const shared: number[] = [];
   for (let w = 0; w < replicas; w++) if (claimedBy[w] === UNPLACED) shared.push(w);
@@ -43,11 +47,23 @@ export function assign(input: AssignInput): AssignResult {
     if (sharedWeights) balanceCounts(order, owner, isShared, shared, replicas);
     else balanceWeights(table, order, owner, isShared, shared, replicas);
   }
-  return { assignment: toAssignment(table, owner, statefulSetName, replicas, start), unhonouredDedications: unhonoured };
+  return { assignment: toAssignment(table, owner, names, replicas), unhonouredDedications: unhonoured };
+}
+
+/** Position ↔ name: a StatefulSet's ordinals from `start`, or the listed workers (a Deployment's pods) in order. */
+interface WorkerNaming {
+  name(position: number): string;
+  position(name: string): number | undefined;
+}
+
+function workerNaming(workers: readonly string[] | undefined, sts: string, replicas: number, start: number): WorkerNaming {
+  if (!workers) return { name: (w) => workerName(sts, start + w), position: (name) => workerIndex(sts, name, replicas, start) };
+  const positions = new Map(workers.map((name, i) => [name, i] as const));
+  return { name: (w) => workers[w]!, position: (name) => positions.get(name) };
 }
 
 /** Owner of each job after dropping removed workers: the previous owner if it survives, else unplaced. */
-function keptOwners(table: JobTable, sts: string, replicas: number, start: number, previous: Assignment | undefined): Int32Array {
+function keptOwners(table: JobTable, names: WorkerNaming, previous: Assignment | undefined): Int32Array {
   const owner = new Int32Array(table.names.length).fill(UNPLACED);
   if (!previous) return owner;
   const indexOf = nameIndex(table);
@@ -55,7 +71,7 @@ function keptOwners(table: JobTable, sts: string, replicas: number, start: numbe
   // config) deterministically stays with the lowest-ordinal holder.
   const survivors: Array<[number, readonly string[]]> = [];
   for (const [name, jobs] of Object.entries(previous)) {
-    const index = workerIndex(sts, name, replicas, start);
+    const index = names.position(name);
     if (index !== undefined) survivors.push([index, jobs]);
   }
   survivors.sort((a, b) => a[0] - b[0]);
@@ -407,12 +423,12 @@ class LoadHeap {
   }
 }
 
-function toAssignment(table: JobTable, owner: Int32Array, sts: string, replicas: number, start: number): Assignment {
+function toAssignment(table: JobTable, owner: Int32Array, names: WorkerNaming, replicas: number): Assignment {
   const lists: string[][] = Array.from({ length: replicas }, () => []);
   for (let i = 0; i < owner.length; i++) lists[owner[i]!]!.push(table.names[i]!);
   const assignment: Record<string, readonly string[]> = {};
   // The default sort compares UTF-16 code units, exactly compareNames, and is
   // several times faster than a comparator callback.
-  for (let w = 0; w < replicas; w++) assignment[workerName(sts, start + w)] = lists[w]!.sort();
+  for (let w = 0; w < replicas; w++) assignment[names.name(w)] = lists[w]!.sort();
   return assignment;
 }

@@ -19,6 +19,11 @@ export interface AssignInput {
   readonly replicas: number;
   /** The StatefulSet's spec.ordinals.start: its first pod's ordinal (default 0). */
   readonly startOrdinal?: number;
+  /**
+   * A Deployment pool's workers (pod names, `replicas` of them, in position
+   * order: deploymentWorkers in workers.ts) instead of `<statefulSetName>-<ordinal>`.
+   */
+  readonly workers?: readonly string[];
   readonly jobs: readonly JobSpec[];
   /** The assignment currently in force (from the ConfigMap); absent on first assignment. */
   readonly previous?: Assignment;

@@ -7,13 +7,13 @@ import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { UnhonouredDedication } from '../assignment/types.js';
-import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
+import { isDeployment, type ConfigMapPatch, type ConfigMapView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
 import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
-import { workerIndex, workerNames } from '../assignment/workers.js';
+import { deploymentWorkers, inheritShares, workerIndex, type DeploymentWorkers } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
-import { isServing } from './workers.js';
+import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
 import { stageHandoff } from './handoff.js';
 import { workerCount } from './scale.js';
 import {
@@ -29,7 +29,8 @@ import {
 export interface AssignObservation {
   /** Validated, defaults applied. */
   swarm: ValidSwarm;
-  statefulSet: StatefulSetView;
+  /** The pool: a StatefulSet, or a Deployment (its workers: deploymentWorkers). */
+  statefulSet: PoolView;
   configMap: ConfigMapView | undefined;
   pods: readonly PodView[];
   /** The workers' acknowledgement Leases: a pod that acknowledges another share than its own is restarted. */
@@ -53,6 +54,8 @@ export type AssignDecision =
       config: WorkerConfig;
       /** How many workers the config assigns over (from the StatefulSet's start ordinal). */
       workers: number;
+      /** A Deployment pool's workers (pod names) for this reconcile. */
+      members?: string[];
       /** The assignment changed (the config version was bumped). */
       changed: boolean;
       changedWorkers: string[];
@@ -120,7 +123,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   }
 
   const { previous, malformed, rendered } = read(configMap?.data[key]);
-  const workers = workerCount({
+  const pool = isDeployment(statefulSet) ? deploymentPool(previous, statefulSet, spec.replicas, obs.pods) : undefined;
+  const workers = pool ? pool.workers.length : workerCount({
     desired: spec.replicas,
     handoff: spec.restart.handoff,
     statefulSet,
@@ -131,7 +135,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     return {
       kind: 'blocked',
       reason: 'TooManyWorkers',
-      message: `StatefulSet ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
+      message: `${isDeployment(statefulSet) ? 'Deployment' : 'StatefulSet'} ${statefulSet.name} has ${count(workers)} replicas; a Swarm manages at most ${count(LIMITS.maxWorkers)}`,
     };
   }
 
@@ -140,12 +144,15 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const floor = swarm.status?.version ?? 0;
   const lost = previous === undefined ? floor > 0 : previous.version < floor;
   const previousAssignment = previous ? assignmentOf(previous) : undefined;
+  // A Deployment's new pod takes its predecessor's share as it stands: the assigner keeps it in place.
+  const sticky = previousAssignment && pool ? inheritShares(previousAssignment, pool.successors) : previousAssignment;
   const result = assign({
     statefulSetName: statefulSet.name,
     replicas: workers,
     ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),
+    ...(pool ? { workers: pool.workers } : {}),
     jobs: spec.workload.jobs,
-    ...(previousAssignment ? { previous: previousAssignment } : {}),
+    ...(sticky ? { previous: sticky } : {}),
   });
   const leases = obs.leases ? { leases: obs.leases } : {};
   // Hot-reloading workers hand jobs over through the config itself (handoff.ts),
@@ -166,7 +173,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);
   // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
-  const unknown = plan && lost ? workerNames(statefulSet.name, workers, statefulSet.startOrdinal) : [];
+  const unknown = plan && lost ? poolWorkerNames(statefulSet, workers, pool?.workers) : [];
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.
@@ -213,6 +220,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     ...(patch ? { patch } : {}),
     config,
     workers,
+    ...(pool ? { members: pool.workers } : {}),
     changed,
     changedWorkers: plan ? [...plan.changedWorkers] : [],
     moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
@@ -221,8 +229,19 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   };
 }
 
+/**
+ * A Deployment pool's workers now: spec.replicas (else the Deployment's own)
+ * places, filled from the config's workers and the Deployment's pods. A worker
+ * all of whose published jobs are `releasing` is departing, not one of them.
+ */
+function deploymentPool(previous: WorkerConfig | undefined, deployment: PoolView, desired: number | undefined, pods: readonly PodView[]): DeploymentWorkers {
+  const departing = (share: WorkerConfig['workloads'][string]) => share.jobs.length > 0 && (share.releasing?.length ?? 0) === share.jobs.length;
+  const before = Object.entries(previous?.workloads ?? {}).filter(([, share]) => !departing(share)).map(([name]) => name);
+  return deploymentWorkers(before, [...podsOfPool(deployment, 0, pods).values()], desired ?? deployment.replicas);
+}
+
 interface WorkersNow {
-  statefulSet: StatefulSetView;
+  statefulSet: PoolView;
   /** How many workers the config assigns over (spec.replicas mid-resize; else the StatefulSet's replicas). */
   workers: number;
   facts: (worker: string) => WorkerFacts;
@@ -281,7 +300,7 @@ function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) =>
  */
 function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow): RecordedStep[] {
   const stepped = new Set(steps.map((s) => s.worker));
-  const extra = workerNames(now.statefulSet.name, now.workers, now.statefulSet.startOrdinal).flatMap((worker) => {
+  const extra = poolWorkerNames(now.statefulSet, now.workers, undefined).flatMap((worker) => {
     const { pod, ack } = now.facts(worker);
     if (stepped.has(worker) || !pod || pod.terminating || ack !== 'differs') return [];
     return [{ worker, staleUid: pod.uid, waitFor: [] }];

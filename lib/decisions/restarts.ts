@@ -10,11 +10,11 @@
 // break-before-make: the loser has stopped them before the gainer starts).
 // Only pods that do not acknowledge fall back to "restarted and Ready".
 import type { ValidSwarm } from '../api/types.js';
-import type { PodView, StatefulSetView } from '../kube/types.js';
+import type { PodView, PoolShape } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
-import { isServing, podsByWorker } from './workers.js';
+import { isServing, podsOfPool } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod and what it acknowledges. */
@@ -31,7 +31,8 @@ export interface WorkerFacts {
 }
 
 export interface WorkersObservation {
-  statefulSet: Pick<StatefulSetView, 'name' | 'replicas' | 'startOrdinal'>;
+  /** The pool (a Deployment's view too: its pods are its workers, by name). */
+  statefulSet: PoolShape & { replicas: number };
   /** The live workers' count, when not the StatefulSet's replicas (the config's, mid-resize). */
   workers?: number;
   pods: readonly PodView[];
@@ -42,7 +43,7 @@ export interface WorkersObservation {
 
 /** The live workers' pods and acknowledgements, one lookup per worker. */
 export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
-  const pods = podsByWorker(obs.statefulSet.name, obs.workers ?? obs.statefulSet.replicas, obs.pods, obs.statefulSet.startOrdinal);
+  const pods = podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
   const acks = acknowledgementsByWorker(obs.leases ?? []);
   const config = obs.config;
   // Asked about repeatedly (each wait, each step): judged once per worker (a digest of its share).

@@ -1,6 +1,6 @@
 // Which Swarms an event concerns. An event is only a trigger: this maps it to
 // Swarm keys; the reconcilers then read everything fresh from the API.
-import type { Swarm } from '../api/types.js';
+import { poolOf, type PoolRef, type Swarm } from '../api/types.js';
 import { compareNames } from '../assignment/jobs.js';
 import { parseWorker } from '../assignment/workers.js';
 
@@ -12,12 +12,17 @@ export interface SwarmKey {
 export const keyString = (k: SwarmKey): string => `${k.namespace}/${k.name}`;
 
 /**
- * The Swarm that manages a StatefulSet: the oldest one naming it (name breaks
- * ties), so two Swarms claiming one StatefulSet never both write or restart.
+ * The Swarm that manages a StatefulSet (kind Deployment: a Deployment): the
+ * oldest one naming it (name breaks ties), so two Swarms claiming one pool
+ * never both write or restart.
  */
-export function claimant(swarms: readonly Swarm[], statefulSet: string): Swarm | undefined {
+export function claimant(swarms: readonly Swarm[], statefulSet: string, kind: PoolRef['kind'] = 'StatefulSet'): Swarm | undefined {
+  const names = (s: Swarm) => {
+    const pool = poolOf(s.spec);
+    return pool.kind === kind && pool.name === statefulSet;
+  };
   return swarms
-    .filter((s) => s.spec?.statefulSetName === statefulSet && !s.metadata.deletionTimestamp)
+    .filter((s) => names(s) && !s.metadata.deletionTimestamp)
     .sort(
       (a, b) =>
         // Code-unit order (RFC 3339 timestamps sort as strings): the same in every process, whatever its locale.

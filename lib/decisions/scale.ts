@@ -17,11 +17,11 @@ import type { Handoff } from '../api/types.js';
 import { toJob } from '../assignment/jobs.js';
 import { ordinalOf, workerIndex } from '../assignment/workers.js';
 import type { JobSpec } from '../assignment/types.js';
-import type { PodView, StatefulSetView } from '../kube/types.js';
+import { isDeployment, type PodView, type PoolShape, type StatefulSetView } from '../kube/types.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { computeCoverage } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
-import { podsByWorker } from './workers.js';
+import { podsOfPool } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
 
 export interface WorkerCountInput {
@@ -58,7 +58,8 @@ function departingPods(statefulSet: Pick<StatefulSetView, 'name' | 'startOrdinal
 export interface ScaleInput {
   desired: number | undefined;
   handoff: Handoff;
-  statefulSet: Pick<StatefulSetView, 'name' | 'replicas' | 'startOrdinal'>;
+  /** The pool (a Deployment's view too). */
+  statefulSet: PoolShape & { replicas: number };
   /** The spec's jobs: every one must be covered before a MakeBeforeBreak shrink. */
   jobs: readonly JobSpec[];
   /** The config in force after this reconcile's write. */
@@ -77,6 +78,11 @@ export function decideScale(input: ScaleInput): ScaleDecision {
   const { desired, statefulSet, config } = input;
   const current = statefulSet.replicas;
   if (desired === undefined || desired === current) return { kind: 'none', waiting: '' };
+  // A Deployment's new pods are named only once they exist, and it picks which
+  // pods leave: it is resized at once, and its workers follow its pods
+  // (deploymentWorkers): a new pod gets a share once it exists, a departing one
+  // hands its share over while it terminates (the reference worker waits for that).
+  if (isDeployment(statefulSet)) return { kind: 'scale', from: current, to: desired, reason: 'a Deployment pool follows its pods' };
   if (desired < current && input.handoff === 'BreakBeforeMake') {
     return { kind: 'scale', from: current, to: desired, reason: 'BreakBeforeMake: the departing workers stop before anyone takes over' };
   }
@@ -98,7 +104,7 @@ export function decideScale(input: ScaleInput): ScaleDecision {
   const coverage = computeCoverage({
     jobs: input.jobs.map((j, i) => toJob(j, i).name),
     config,
-    pods: podsByWorker(statefulSet.name, assigned, input.pods, statefulSet.startOrdinal),
+    pods: podsOfPool(statefulSet, assigned, input.pods),
     leases: input.leases,
     restartPending: outstanding,
   });

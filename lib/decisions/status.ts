@@ -5,13 +5,12 @@
 // next version, lib/decisions/configmap.ts).
 import { DEFAULTS, LIMITS } from '../api/schema.js';
 import type { Condition, Phase, Swarm, SwarmStatus, WorkerStatus } from '../api/types.js';
-import type { PodView, StatefulSetView } from '../kube/types.js';
+import { isDeployment, type PodView, type PoolView } from '../kube/types.js';
 import type { LeaseLike, WorkerConfig, WorkerShare } from '../workerconfig/index.js';
 import { toJob } from '../assignment/jobs.js';
 import { computeCoverage, declaresAcknowledgement, type Coverage, type WrittenAt } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
-import { workerNames } from '../assignment/workers.js';
-import { isServing, podsByWorker } from './workers.js';
+import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
 
 /** Something that stops the Swarm from converging until a human acts. */
@@ -19,6 +18,8 @@ export type ProblemReason =
   | 'InvalidSpec'
   | 'StatefulSetNotFound'
   | 'StatefulSetClaimed'
+  | 'DeploymentNotFound'
+  | 'DeploymentClaimed'
   | 'ConfigMapConflict'
   | 'ConfigMapTooLarge'
   | 'TooManyWorkers'
@@ -32,6 +33,7 @@ const WARNING_REASONS = new Set<string>([
   'InvalidSpec',
   'ConfigMapConflict',
   'StatefulSetClaimed',
+  'DeploymentClaimed',
   'ConfigMapTooLarge',
   'TooManyWorkers',
   'Forbidden',
@@ -56,10 +58,13 @@ export interface StatusObservation {
   /** RFC 3339, for lastTransitionTime of conditions that change now. */
   now: string;
   problem?: { reason: ProblemReason; message: string };
-  statefulSet?: StatefulSetView;
+  /** The pool: a StatefulSet, or a Deployment. */
+  statefulSet?: PoolView;
   config?: WorkerConfig;
   /** Workers the config assigns over, when it differs from the StatefulSet's replicas (spec.replicas mid-resize). */
   workers?: number;
+  /** A Deployment pool's workers (pod names) as decided for this reconcile (deploymentWorkers). */
+  members?: readonly string[];
   workspace?: RestartWorkspace;
   /** Needed only for the workers the restart bookkeeping lists. */
   pods: readonly PodView[];
@@ -156,14 +161,15 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   // The workers status judges: those the config assigns over (a departing pod
   // mid scale-down is not one, a new one not yet created is).
   const replicas = obs.workers ?? sts?.replicas ?? 0;
-  const pods = sts ? podsByWorker(sts.name, replicas, obs.pods, sts.startOrdinal) : new Map<string, PodView>();
+  const pods = sts ? podsOfPool(sts, replicas, obs.pods) : new Map<string, PodView>();
+  const names = sts ? poolWorkerNames(sts, replicas, obs.members) : [];
   // The StatefulSet's own count when it was read from the API (pods are listed
   // only when restart steps need them); else, or when its pods are not the
-  // workers (mid-resize), counted over the workers' pods.
-  const countedReady = () => [...pods.values()].filter((p) => p.ready && !p.terminating).length;
-  const resizing = sts !== undefined && replicas !== sts.replicas;
+  // workers (mid-resize; a Deployment's surge and departing pods), counted over the workers' pods.
+  const countedReady = () => names.filter((name) => isServing(pods.get(name))).length;
+  const resizing = sts !== undefined && (replicas !== sts.replicas || isDeployment(sts));
   const readyReplicas = Math.min(replicas, (resizing ? undefined : sts?.readyReplicas) ?? countedReady());
-  const live = new Set(sts ? workerNames(sts.name, replicas, sts.startOrdinal) : []);
+  const live = new Set(names);
   // Steps of live workers as the bookkeeping records them. Until `restart` has
   // cleared a finished step, the Swarm is not Running: status never reports
   // convergence that the ConfigMap's own annotation still contradicts.
@@ -184,7 +190,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
       : undefined;
   const workers: WorkerStatus[] =
     sts && obs.config
-      ? workerNames(sts.name, replicas, sts.startOrdinal).map((name) => {
+      ? names.map((name) => {
           const covered = coverage?.workers.get(name);
           return {
             name,
@@ -207,13 +213,13 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   let conditions: Condition[];
   if (obs.problem) {
     const { reason, message } = obs.problem;
-    const waitingForStatefulSet = reason === 'StatefulSetNotFound';
+    const waitingForStatefulSet = reason === 'StatefulSetNotFound' || reason === 'DeploymentNotFound';
     phase = waitingForStatefulSet ? 'Pending' : 'Degraded';
     conditions = [
       c('Ready', 'False', reason, message),
       c('Progressing', 'False', reason, message),
       waitingForStatefulSet
-        ? c('Degraded', 'False', 'AsExpected', 'waiting for the StatefulSet to exist')
+        ? c('Degraded', 'False', 'AsExpected', `waiting for the ${reason === 'DeploymentNotFound' ? 'Deployment' : 'StatefulSet'} to exist`)
         : c('Degraded', 'True', reason, message),
     ];
   } else {
@@ -294,7 +300,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     if (unhonoured > 0) phase = 'Degraded';
     // A rollout (a config in force, not yet converged) blocked past its deadline is Degraded, naming who blocks it.
     if (obs.config && sts && phase !== 'Running') {
-      const stuck = stuckRollout(obs, workerNames(sts.name, replicas), pods, outstanding, coverage);
+      const stuck = stuckRollout(obs, names, pods, outstanding, coverage);
       if (stuck) {
         phase = 'Degraded';
         conditions = conditions.map((cond) =>

@@ -1,6 +1,6 @@
 // The pods behind the workers (names and ordinals: lib/assignment/workers.ts).
-import { workerIndex } from '../assignment/workers.js';
-import type { PodView } from '../kube/types.js';
+import { workerIndex, workerNames } from '../assignment/workers.js';
+import { isDeployment, type PodView, type PoolShape } from '../kube/types.js';
 
 /** Pods of the StatefulSet's current workers (ordinals startOrdinal … startOrdinal+replicas-1), by worker name. */
 export function podsByWorker(statefulSet: string, replicas: number, pods: readonly PodView[], startOrdinal = 0): Map<string, PodView> {
@@ -11,6 +11,27 @@ export function podsByWorker(statefulSet: string, replicas: number, pods: readon
     byName.set(pod.name, pod);
   }
   return byName;
+}
+
+/** A pod of this Deployment: controlled by one of its ReplicaSets (`<deployment>-<pod-template-hash>`). */
+export const ofDeployment = (deployment: string, pod: PodView): boolean =>
+  pod.ownerReplicaSet !== undefined && pod.ownerReplicaSet === `${deployment}-${pod.labels['pod-template-hash'] ?? ''}`;
+
+/**
+ * The pool's pods by worker name. A StatefulSet's: its first `count` workers'.
+ * A Deployment's: all of its pods, terminating ones included (a departing
+ * worker runs its share until the share is handed over), whether or not the
+ * config names them yet.
+ */
+export function podsOfPool(pool: PoolShape, count: number, pods: readonly PodView[]): Map<string, PodView> {
+  if (!isDeployment(pool)) return podsByWorker(pool.name, count, pods, pool.startOrdinal);
+  return new Map(pods.filter((p) => ofDeployment(pool.name, p)).map((p) => [p.name, p] as const));
+}
+
+/** The pool's `count` workers: a StatefulSet's by ordinal, a Deployment's as decided for this reconcile (`members`). */
+export function poolWorkerNames(pool: PoolShape, count: number, members: readonly string[] | undefined): string[] {
+  if (isDeployment(pool)) return [...(members ?? [])];
+  return workerNames(pool.name, count, pool.startOrdinal);
 }
 
 /** A worker serves its jobs: its pod exists, is Ready and is not being deleted. */

@@ -6,6 +6,7 @@ import { BadEventError } from './errors.js';
 import { APISERVER_EVENT_TYPES, ASSIGNMENT_CHANGED_TYPE, PING_EVENT_TYPE } from './types.js';
 import type { KubeObject, Mode, Trigger, Verb, WatchedKind } from './types.js';
 import { SWARM_LABEL } from '../workerconfig/acknowledgement.js';
+import { parseWorker } from '../assignment/workers.js';
 
 /** The fields of a CloudEvent we read (the SDK's CloudEvent has them; so does a plain object). */
 export interface EventLike {
@@ -26,6 +27,7 @@ export const KNOWN_EVENT_TYPES: readonly string[] = [...apiServerTypes.keys(), A
 const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
   Swarm: (v) => v.startsWith('k8slab.info/'),
   StatefulSet: (v) => v.startsWith('apps/'),
+  Deployment: (v) => v.startsWith('apps/'),
   Pod: (v) => v === 'v1',
   Lease: (v) => v === 'coordination.k8s.io/v1',
   ConfigMap: (v) => v === 'v1',
@@ -34,7 +36,7 @@ const WATCHED_KINDS: Record<WatchedKind, (apiVersion: string) => boolean> = {
 function watchedKind(kind: string, apiVersion: string): WatchedKind {
   const accepts = (WATCHED_KINDS as Record<string, ((v: string) => boolean) | undefined>)[kind];
   if (!accepts || !accepts(apiVersion)) {
-    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet (apps), Pod (v1), Lease (coordination.k8s.io) and ConfigMap (v1) events`);
+    throw new BadEventError(422, `unsupported kind ${kind} (${apiVersion}): Swarm handles Swarm (k8slab.info), StatefulSet and Deployment (apps), Pod (v1), Lease (coordination.k8s.io) and ConfigMap (v1) events`);
   }
   return kind as WatchedKind;
 }
@@ -43,6 +45,20 @@ function watchedKind(kind: string, apiVersion: string): WatchedKind {
 export function owningStatefulSet(pod: KubeObject): string | undefined {
   const owners = (pod.metadata.ownerReferences ?? []).filter((o) => o?.kind === 'StatefulSet' && String(o.apiVersion).startsWith('apps/'));
   return (owners.find((o) => o.controller === true) ?? owners[0])?.name;
+}
+
+/** The Deployment controlling a Pod: its controlling ReplicaSet `<deployment>-<pod-template-hash>`, less the hash. */
+export function owningDeployment(pod: KubeObject): string | undefined {
+  const owner = (pod.metadata.ownerReferences ?? []).find((o) => o?.kind === 'ReplicaSet' && String(o.apiVersion).startsWith('apps/') && o.controller === true);
+  const hash = labelOf(pod, 'pod-template-hash');
+  const suffix = `-${hash ?? ''}`;
+  return owner && hash && owner.name.endsWith(suffix) && owner.name.length > suffix.length ? owner.name.slice(0, -suffix.length) : undefined;
+}
+
+function labelOf(object: KubeObject, key: string): string | undefined {
+  const labels = object.metadata.labels;
+  const value = labels && typeof labels === 'object' ? (labels as Record<string, unknown>)[key] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** The Swarm a ConfigMap belongs to: its Swarm controller reference, else its k8slab.info/swarm label. */
@@ -126,6 +142,13 @@ export function toTrigger(event: EventLike): Trigger {
       checkNames(event.type, [['data.metadata.ownerReferences[].name (the owning StatefulSet)', 'StatefulSet', owner]]);
       trigger.ownerStatefulSet = owner;
     }
+    const deployment = owningDeployment(object);
+    if (deployment !== undefined && nameProblem('Deployment', deployment) === undefined) trigger.deploymentName = deployment;
+  }
+  if (kind === 'Lease') {
+    // A StatefulSet pod's Lease is `<label>-<ordinal>`; anything else labelled is a Deployment pod's.
+    const pool = labelOf(object, SWARM_LABEL);
+    if (pool !== undefined && parseWorker(name)?.statefulSet !== pool && nameProblem('Deployment', pool) === undefined) trigger.deploymentName = pool;
   }
   if (kind === 'ConfigMap') {
     const swarm = owningSwarm(object);

@@ -27,7 +27,7 @@ export type Mode = 'resource' | 'ref';
  * Lease: a worker's acknowledgement (lib/workerconfig/acknowledgement.ts), named after its pod.
  * ConfigMap: a Swarm's own worker ConfigMap (label app.kubernetes.io/managed-by=swarm), so an edit or delete by hand is repaired at once.
  */
-export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Pod' | 'Lease' | 'ConfigMap';
+export type WatchedKind = 'Swarm' | 'StatefulSet' | 'Deployment' | 'Pod' | 'Lease' | 'ConfigMap';
 
 /** A Kubernetes object as it travels in a resource-mode event: only what we rely on is typed. */
 export interface KubeObject {
@@ -64,6 +64,13 @@ export interface ApiServerTrigger {
   uid?: string;
   /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */
   ownerStatefulSet?: string;
+  /**
+   * The Deployment whose pool the object belongs to (resource mode only): for a
+   * Pod, its controlling ReplicaSet's Deployment; for a Lease, its
+   * k8slab.info/swarm label when its name is not `<label>-<ordinal>` (a
+   * Deployment pod's acknowledgement).
+   */
+  deploymentName?: string;
   /**
    * For a Swarm: spec.statefulSetName as the event's copy had it (resource mode
    * only), to list the Swarms naming that StatefulSet in the same request that

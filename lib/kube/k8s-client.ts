@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
 import { KubeError, kindOfStatus, type KubeVerb } from './errors.js';
-import type { ConfigMapPatch, ConfigMapView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
+import type { ConfigMapPatch, ConfigMapView, DeploymentView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
 
 export interface KubeCall {
   verb: KubeVerb;
@@ -123,11 +123,11 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
         ),
       ),
 
-    listSwarmsNaming: (namespace, statefulSet) =>
+    listSwarmsNaming: (namespace, name, kind = 'StatefulSet') =>
       call({ verb: 'LIST', resource: PLURAL, namespace }, async () => {
-        // spec.statefulSetName is a selectable field of the CRD; a StatefulSet
-        // name (a DNS subdomain) needs no escaping in a field selector.
-        const fieldSelector = `spec.statefulSetName=${statefulSet}`;
+        // spec.statefulSetName and spec.deploymentName are selectable fields of
+        // the CRD; a DNS label needs no escaping in a field selector.
+        const fieldSelector = `spec.${kind === 'Deployment' ? 'deploymentName' : 'statefulSetName'}=${name}`;
         const list = (await custom.listNamespacedCustomObject({ ...swarmPath(namespace), fieldSelector }, reportStatus)) as { items?: Swarm[] };
         return list.items ?? [];
       }),
@@ -176,6 +176,39 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
       return call({ verb: 'UPDATE', resource: 'statefulsets/scale', namespace: scale.namespace, name: scale.name }, async () =>
         scaleView(
           await apps.replaceNamespacedStatefulSetScale({
+            namespace: scale.namespace,
+            name: scale.name,
+            body: {
+              apiVersion: 'autoscaling/v1',
+              kind: 'Scale',
+              metadata: { name: scale.name, namespace: scale.namespace, resourceVersion: scale.resourceVersion },
+              spec: { replicas: scale.replicas },
+            },
+            fieldManager: FIELD_MANAGER,
+          }, reportStatus),
+        ),
+      );
+    },
+
+    getDeployment: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: 'deployments', namespace, name }, async () =>
+          deploymentView(await apps.readNamespacedDeployment({ namespace, name }, reportStatus)),
+        ),
+      ),
+
+    getDeploymentScale: (namespace, name) =>
+      orUndefined(
+        call({ verb: 'GET', resource: 'deployments/scale', namespace, name }, async () =>
+          scaleView(await apps.readNamespacedDeploymentScale({ namespace, name }, reportStatus)),
+        ),
+      ),
+
+    replaceDeploymentScale: (scale) => {
+      if (!scale.resourceVersion) throw new Error(`refusing an unguarded resize of Deployment ${scale.namespace}/${scale.name}`);
+      return call({ verb: 'UPDATE', resource: 'deployments/scale', namespace: scale.namespace, name: scale.name }, async () =>
+        scaleView(
+          await apps.replaceNamespacedDeploymentScale({
             namespace: scale.namespace,
             name: scale.name,
             body: {
@@ -298,6 +331,7 @@ const named = (m: k8s.V1ObjectMeta | undefined): { name: string; namespace: stri
 
 export function podView(p: k8s.V1Pod): PodView {
   const owner = p.metadata?.ownerReferences?.find((o) => o.kind === 'StatefulSet' && o.controller);
+  const replicaSet = p.metadata?.ownerReferences?.find((o) => o.kind === 'ReplicaSet' && o.controller);
   return {
     ...named(p.metadata),
     uid: p.metadata?.uid ?? '',
@@ -307,6 +341,7 @@ export function podView(p: k8s.V1Pod): PodView {
     terminating: p.metadata?.deletionTimestamp !== undefined && p.metadata?.deletionTimestamp !== null,
     labels: { ...(p.metadata?.labels ?? {}) },
     ...(owner ? { ownerStatefulSet: owner.name } : {}),
+    ...(replicaSet ? { ownerReplicaSet: replicaSet.name } : {}),
     ...podProgress(p),
   };
 }
@@ -342,6 +377,7 @@ export function leaseView(l: k8s.V1Lease): LeaseView {
 
 export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
   return {
+    kind: 'StatefulSet',
     ...named(s.metadata),
     uid: s.metadata?.uid ?? '',
     replicas: s.spec?.replicas ?? 1,
@@ -349,6 +385,18 @@ export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
     labelSelector: labelSelectorString(s.spec?.selector),
     observedReplicas: s.status?.replicas ?? 0,
     readyReplicas: s.status?.readyReplicas ?? 0,
+  };
+}
+
+export function deploymentView(d: k8s.V1Deployment): DeploymentView {
+  return {
+    kind: 'Deployment',
+    ...named(d.metadata),
+    uid: d.metadata?.uid ?? '',
+    replicas: d.spec?.replicas ?? 1,
+    labelSelector: labelSelectorString(d.spec?.selector),
+    observedReplicas: d.status?.replicas ?? 0,
+    readyReplicas: d.status?.readyReplicas ?? 0,
   };
 }
 
@@ -441,6 +489,9 @@ export function unreachableClient(reason: string): KubeClient {
     getStatefulSet: fail,
     getStatefulSetScale: fail,
     replaceStatefulSetScale: fail,
+    getDeployment: fail,
+    getDeploymentScale: fail,
+    replaceDeploymentScale: fail,
     listPods: fail,
     listLeases: fail,
     getConfigMap: fail,

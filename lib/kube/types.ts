@@ -25,6 +25,8 @@ export interface PodView {
   labels: Record<string, string>;
   /** Name of the controlling StatefulSet, from ownerReferences. */
   ownerStatefulSet?: string;
+  /** Name of the controlling ReplicaSet (a Deployment's pods: `<deployment>-<pod-template-hash>`), from ownerReferences. */
+  ownerReplicaSet?: string;
   /** status.phase: Pending, Running, Succeeded, Failed, Unknown. */
   phase?: string;
   /** The scheduler's message when PodScheduled is False with reason Unschedulable. */
@@ -49,6 +51,8 @@ export interface LeaseView {
 }
 
 export interface StatefulSetView {
+  /** Absent on views read before pools had kinds: a StatefulSet all the same. */
+  kind?: 'StatefulSet';
   name: string;
   namespace: string;
   uid: string;
@@ -67,6 +71,40 @@ export interface StatefulSetView {
    */
   readyReplicas?: number;
 }
+
+/**
+ * A Deployment as a worker pool: what a StatefulSet's view says, less ordinals
+ * (its pods' names are generated; who the workers are is decided per
+ * reconcile: deploymentWorkers in lib/assignment/workers.ts).
+ */
+export interface DeploymentView {
+  kind: 'Deployment';
+  name: string;
+  namespace: string;
+  uid: string;
+  /** No ordinals: its pods' names are generated. */
+  startOrdinal?: undefined;
+  /** spec.replicas (the API defaults it to 1). */
+  replicas: number;
+  /** status.replicas: its ReplicaSets' pods that exist, terminating ones excluded. */
+  observedReplicas?: number;
+  /** spec.selector rendered as a label selector string. */
+  labelSelector: string;
+  /** status.readyReplicas */
+  readyReplicas?: number;
+}
+
+/** The controller of a Swarm's worker pods, as the decisions see it. */
+export type PoolView = StatefulSetView | DeploymentView;
+
+/** What worker identity needs of a pool: its kind, its name and (a StatefulSet's) start ordinal. */
+export interface PoolShape {
+  kind?: 'StatefulSet' | 'Deployment';
+  name: string;
+  startOrdinal?: number;
+}
+
+export const isDeployment = (pool: PoolShape): boolean => pool.kind === 'Deployment';
 
 /** A StatefulSet's scale subresource (autoscaling/v1 Scale): what assign may change of a StatefulSet. */
 export interface ScaleView {

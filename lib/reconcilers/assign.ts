@@ -5,7 +5,7 @@ import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideScale, type ScaleDecision } from '../decisions/scale.js';
 import { KubeError } from '../kube/errors.js';
-import type { StatefulSetView } from '../kube/types.js';
+import { isDeployment, type PoolView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
 import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
@@ -133,6 +133,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     statefulSet: obs.statefulSet,
     config: decision.config,
     workers: decision.workers,
+    ...(decision.members ? { members: decision.members } : {}),
     workspace,
     ...withWrittenAt(readLastChange(decision.configMap.annotations)),
     pods,
@@ -162,16 +163,19 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
  * a conflict, so the reconcile re-reads), and the write carries the Scale's
  * resourceVersion.
  */
-async function resizeStatefulSet(env: ReconcileEnv, statefulSet: StatefulSetView, decision: Extract<ScaleDecision, { kind: 'scale' }>): Promise<void> {
+async function resizeStatefulSet(env: ReconcileEnv, statefulSet: PoolView, decision: Extract<ScaleDecision, { kind: 'scale' }>): Promise<void> {
   const { namespace, name } = statefulSet;
-  const operation = `UPDATE statefulsets/scale ${namespace}/${name}`;
-  const current = await env.kube.getStatefulSetScale(namespace, name);
-  if (!current) throw new KubeError('Conflict', 409, `StatefulSet ${namespace}/${name} is gone`, operation, 'UPDATE');
+  // A Deployment pool is resized through its own scale subresource, guarded alike.
+  const deployment = isDeployment(statefulSet);
+  const kind = deployment ? 'Deployment' : 'StatefulSet';
+  const operation = `UPDATE ${deployment ? 'deployments' : 'statefulsets'}/scale ${namespace}/${name}`;
+  const current = await (deployment ? env.kube.getDeploymentScale(namespace, name) : env.kube.getStatefulSetScale(namespace, name));
+  if (!current) throw new KubeError('Conflict', 409, `${kind} ${namespace}/${name} is gone`, operation, 'UPDATE');
   if (current.replicas !== decision.from) {
-    throw new KubeError('Conflict', 409, `StatefulSet ${namespace}/${name} was resized to ${current.replicas} meanwhile`, operation, 'UPDATE');
+    throw new KubeError('Conflict', 409, `${kind} ${namespace}/${name} was resized to ${current.replicas} meanwhile`, operation, 'UPDATE');
   }
-  await env.kube.replaceStatefulSetScale({ ...current, replicas: decision.to });
-  env.log.info({ statefulSet: name, from: decision.from, to: decision.to, reason: decision.reason }, 'resized the StatefulSet');
+  await (deployment ? env.kube.replaceDeploymentScale({ ...current, replicas: decision.to }) : env.kube.replaceStatefulSetScale({ ...current, replicas: decision.to }));
+  env.log.info({ [deployment ? 'deployment' : 'statefulSet']: name, from: decision.from, to: decision.to, reason: decision.reason }, `resized the ${kind}`);
 }
 
 function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {

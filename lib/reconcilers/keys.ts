@@ -6,6 +6,8 @@
 // with a field selector (the event's own copy of the object may be stale), and
 // so is a Swarm event's StatefulSet hint. That list is handed to the reconcile,
 // which uses it as its own observation of the Swarm instead of reading it again.
+// A Deployment pool's Deployment, pods and Leases are mapped alike, through
+// the Swarms naming that Deployment (spec.deploymentName).
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
 import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
@@ -44,11 +46,14 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigge
       return [{ key }];
     }
   }
-  const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
+  // A Deployment pool's objects (the Deployment, its pods, their Leases) map through the Swarms naming the Deployment.
+  const deployment = trigger.kind === 'Deployment' ? trigger.name : trigger.deploymentName;
+  const kind = deployment !== undefined ? 'Deployment' : 'StatefulSet';
+  const statefulSet = deployment ?? (trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet));
   if (!statefulSet) return [];
   try {
-    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet);
-    const owner = claimant(claimants, statefulSet);
+    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet, kind);
+    const owner = claimant(claimants, statefulSet, kind);
     return owner ? [{ key: { namespace: trigger.namespace, name: owner.metadata.name }, claimants }] : [];
   } catch (err) {
     // Refused for good (say, a namespace whose access was revoked): there is no

@@ -5,9 +5,11 @@
 // Otherwise pods are listed apart (`listWorkerPods`), only when a decision
 // needs them (restart, only with steps to take).
 // Both functions decide over it; only assign judges status from it (one writer).
+// A Deployment pool (spec.deploymentName) is observed alike: its Deployment
+// stands where the StatefulSet does (a PoolView), its pods are its workers.
 import { validateSwarm } from '../api/validate.js';
-import type { Swarm, ValidSwarm } from '../api/types.js';
-import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../kube/types.js';
+import { poolOf, type Swarm, type ValidSwarm } from '../api/types.js';
+import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status.js';
@@ -19,8 +21,8 @@ export interface Observation {
   /** Validated, defaults applied; absent when the spec is invalid. */
   valid?: ValidSwarm;
   problem?: { reason: ProblemReason; message: string };
-  /** Absent when it does not exist (a problem) or its read was deferred. */
-  statefulSet?: StatefulSetView;
+  /** The pool (a StatefulSet, or a Deployment); absent when it does not exist (a problem) or its read was deferred. */
+  statefulSet?: PoolView;
   configMap?: ConfigMapView;
   /** With `workers`: the StatefulSet's pods and the workers' acknowledgement Leases. */
   workers?: { pods: PodView[]; leases: LeaseView[] };
@@ -51,7 +53,9 @@ export async function observe(
     return { swarm, problem: { reason: 'InvalidSpec', message: validation.problems.join('; ') } };
   }
   const valid = validation.swarm;
-  const stsName = valid.spec.statefulSetName;
+  const pool = poolOf(valid.spec);
+  if (pool.kind === 'Deployment') return observeDeploymentPool(env, key, swarm, valid, claimants, read);
+  const stsName = pool.name;
 
   // Listed once: the event's list if it was of this StatefulSet, else now.
   const naming = listed && listed.spec?.statefulSetName === stsName ? claimants ?? [] : await env.kube.listSwarmsNaming(key.namespace, stsName);
@@ -81,7 +85,41 @@ export async function observe(
   return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }
 
-/** The StatefulSet's pods, for decisions about particular workers (restart steps, the pods holding a changed share). */
-export function listWorkerPods(env: ReconcileEnv, statefulSet: StatefulSetView): Promise<PodView[]> {
+/**
+ * The same observation for a Deployment pool: the Swarms naming the Deployment
+ * (its claim check), the Deployment, the ConfigMap, and (assign) its pods and
+ * the workers' Leases, labelled with the Deployment's name.
+ */
+async function observeDeploymentPool(
+  env: ReconcileEnv,
+  key: SwarmKey,
+  swarm: Swarm,
+  valid: ValidSwarm,
+  claimants: readonly Swarm[] | undefined,
+  read: 'now' | 'deferred' | 'workers',
+): Promise<Observation> {
+  const name = valid.spec.deploymentName ?? '';
+  const listed = claimants?.some((s) => s.metadata.uid === swarm.metadata.uid && s.spec?.deploymentName === name);
+  const naming = listed ? claimants ?? [] : await env.kube.listSwarmsNaming(key.namespace, name, 'Deployment');
+  const owner = claimant(naming, name, 'Deployment');
+  if (owner && owner.metadata.uid !== swarm.metadata.uid) {
+    return { swarm, valid, problem: { reason: 'DeploymentClaimed', message: `Deployment ${name} is already managed by Swarm ${owner.metadata.name}` } };
+  }
+  if (read === 'deferred') {
+    const configMap = await env.kube.getConfigMap(key.namespace, valid.spec.configMapName);
+    return { swarm, valid, ...(configMap ? { configMap } : {}) };
+  }
+  const [deployment, configMap, leases] = await Promise.all([
+    env.kube.getDeployment(key.namespace, name),
+    env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
+    read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${name}`) : undefined,
+  ]);
+  if (!deployment) return { swarm, valid, problem: { reason: 'DeploymentNotFound', message: `Deployment ${name} not found` } };
+  const workers = leases ? { pods: await listWorkerPods(env, deployment), leases } : undefined;
+  return { swarm, valid, statefulSet: deployment, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
+}
+
+/** The pool's pods, for decisions about particular workers (restart steps, the pods holding a changed share). */
+export function listWorkerPods(env: ReconcileEnv, statefulSet: PoolView): Promise<PodView[]> {
   return env.kube.listPods(statefulSet.namespace, statefulSet.labelSelector);
 }

@@ -63,10 +63,12 @@ async function restartOnce(
   const other = configMap && foreignController(configMap, valid);
   if (other) return { ...idle, result: 'blocked', waiting: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name}` };
 
+  // A Deployment pool hot-reloads (restart policy None, required by the schema): nothing is ever restarted.
+  const stsName = valid.spec.statefulSetName;
+  if (stsName === undefined) return { ...idle, result: 'idle' };
   const workspace = readRestarts(configMap?.annotations ?? {});
   // No step recorded: nothing to restart, and no pod to look at.
   if (workspace.steps.length === 0) return { ...idle, result: 'idle' };
-  const stsName = valid.spec.statefulSetName;
   const [statefulSet, leases] = await Promise.all([
     env.kube.getStatefulSet(key.namespace, stsName),
     env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`),

@@ -91,7 +91,7 @@ export async function serviceAccountKubeconfig(adminKubeconfig: string, account:
   return path;
 }
 
-const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Pod: 'pods', Lease: 'leases', ConfigMap: 'configmaps' };
+const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Deployment: 'deployments', Pod: 'pods', Lease: 'leases', ConfigMap: 'configmaps' };
 
 /** The adapter's resources, read from the ApiServerSource manifest (what its controller would resolve). */
 export function sourceResources(): WatchedResource[] {

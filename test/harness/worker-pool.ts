@@ -9,6 +9,8 @@ import { recordWorkerPods, type WorkerPodsRecorder } from '../support/coverage-r
 import { eventually } from '../support/timeline.js';
 
 export const WORKER_POOL_SAMPLE = join(repoRoot, 'knative', 'samples', 'statefulset.yaml');
+/** The same reference worker as a Deployment pool (knative/samples/deployment.yaml). */
+export const DEPLOYMENT_POOL_SAMPLE = join(repoRoot, 'knative', 'samples', 'deployment.yaml');
 export const WORKER_SELECTOR = 'app=swarm-worker';
 
 type Manifest = { kind: string; metadata: Record<string, unknown>; spec: Record<string, unknown> };
@@ -35,7 +37,17 @@ function mapDocuments(yaml: string, edit: (object: Manifest) => void): string {
 /** A rendered manifest stream (e.g. `kubectl kustomize knative/samples`) whose worker StatefulSets run `image`. */
 export function withWorkerImage(yaml: string, image: string): string {
   return mapDocuments(yaml, (object) => {
-    if (object.kind === 'StatefulSet') runImage(object, image);
+    if (object.kind === 'StatefulSet' || object.kind === 'Deployment') runImage(object, image);
+  });
+}
+
+/** The Deployment pool sample in `namespace` at `replicas`, running `image` when given, for `kubectl apply`. */
+export function deploymentPoolYaml(namespace: string, replicas: number, image?: string): string {
+  return mapDocuments(readFileSync(DEPLOYMENT_POOL_SAMPLE, 'utf8'), (object) => {
+    object.metadata = { ...object.metadata, namespace };
+    if (object.kind !== 'Deployment') return;
+    object.spec = { ...object.spec, replicas };
+    if (image) runImage(object, image);
   });
 }
 
@@ -57,14 +69,14 @@ export function workerPoolYaml(namespace: string, replicas: number, image?: stri
 export function sampleSwarmYaml(
   namespace: string,
   jobs: readonly string[],
-  options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number } = {},
+  options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number; pool?: 'StatefulSet' | 'Deployment' } = {},
 ): string {
-  const { policy = 'Restart', handoff = 'MakeBeforeBreak', replicas } = options;
+  const { policy = 'Restart', handoff = 'MakeBeforeBreak', replicas, pool = 'StatefulSet' } = options;
   return `apiVersion: k8slab.info/v1alpha1
 kind: Swarm
 metadata: {name: swarm-worker, namespace: ${namespace}}
 spec:
-  statefulSetName: swarm-worker
+  ${pool === 'Deployment' ? 'deploymentName' : 'statefulSetName'}: swarm-worker
   configMapName: swarm-worker-config
 ${replicas === undefined ? '' : `  replicas: ${replicas}
 `}  restart: {policy: ${policy}, handoff: ${handoff}, maxUnavailable: 1}
@@ -88,19 +100,22 @@ export interface RunningExactlyOnce {
 /**
  * Whether the workers' own reports show, at `at`, every job in `jobs` run by
  * exactly one pod, nothing else run, and each of the `replicas` pods
- * (`<sts>-0` … `<sts>-(replicas-1)`) running at least one job.
+ * (`<sts>-0` … `<sts>-(replicas-1)`; with statefulSetName null, any
+ * `replicas` pods: a Deployment's) running at least one job.
  */
 export function exactlyOnceAt(
   recorder: WorkerPodsRecorder,
   jobs: readonly string[],
   replicas: number,
   at = Date.now(),
-  statefulSetName = 'swarm-worker',
+  statefulSetName: string | null = 'swarm-worker',
 ): RunningExactlyOnce | undefined {
   const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
   const { byPod, duplicated } = recorder.running(at);
+  // A Deployment's pods have generated names: any `replicas` pods (statefulSetName null).
   const pods = Array.from({ length: replicas }, (_, i) => `${statefulSetName}-${i}`).sort();
-  const ok = duplicated.length === 0 && same(Object.values(byPod).flat().sort(), [...jobs].sort()) && same(Object.keys(byPod).sort(), pods);
+  const onPods = statefulSetName === null ? Object.keys(byPod).length === replicas : same(Object.keys(byPod).sort(), pods);
+  const ok = duplicated.length === 0 && same(Object.values(byPod).flat().sort(), [...jobs].sort()) && onPods;
   return ok ? { at, byPod } : undefined;
 }
 
@@ -109,11 +124,11 @@ export async function runningExactlyOnce(
   recorder: WorkerPodsRecorder,
   jobs: readonly string[],
   replicas: number,
-  options: { statefulSetName?: string; timeoutMs?: number } = {},
+  options: { statefulSetName?: string; timeoutMs?: number; anyPods?: boolean } = {},
 ): Promise<RunningExactlyOnce> {
   return eventually(
     `every job run exactly once by ${replicas} workers, by their own reports`,
-    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.statefulSetName),
+    async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.anyPods ? null : (options.statefulSetName ?? 'swarm-worker')),
     options.timeoutMs ?? 150_000,
     200,
   );

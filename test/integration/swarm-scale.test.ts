@@ -10,7 +10,7 @@
 // object), not by wall clocks.
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
-import { IMMUTABLE_MESSAGES } from '../../lib/api/schema.js';
+import { IMMUTABLE_MESSAGES, SPEC_RULES } from '../../lib/api/schema.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
 import { kubectl } from '../harness/local-knative.js';
@@ -193,7 +193,8 @@ describe('immutable references (CEL self == oldSelf)', () => {
   it('the API server refuses a change of statefulSetName or configMapName, with a message saying so', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'fixed', 0));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('fixed'));
-    for (const [field, message] of Object.entries(IMMUTABLE_MESSAGES)) {
+    for (const field of ['statefulSetName', 'configMapName'] as const) {
+      const message = IMMUTABLE_MESSAGES[field];
       const patch = JSON.stringify({ spec: { [field]: 'renamed' } });
       await expect(kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', patch])).rejects.toThrow(message);
     }
@@ -202,5 +203,20 @@ describe('immutable references (CEL self == oldSelf)', () => {
     // Everything else stays editable.
     await kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', '{"spec":{"replicas":0}}']);
     expect((await getSwarm('fixed')).spec.replicas).toBe(0);
+  });
+
+  it('deploymentName: immutable, exclusive with statefulSetName, and a Deployment pool hot-reloads (restart.policy None)', async () => {
+    const pooled = (name: string, spec: Record<string, unknown>) =>
+      swarmYaml(NS, name, { statefulSetName: undefined, deploymentName: name, restart: { policy: 'None' }, workload: { jobs: seedStreams }, ...spec });
+    await kubectl(kubeconfig, ['apply', '-f', '-'], pooled('pooled', {}));
+    const patch = (p: unknown) => kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'pooled', '--type', 'merge', '-p', JSON.stringify(p)]);
+    await expect(patch({ spec: { deploymentName: 'renamed' } })).rejects.toThrow(IMMUTABLE_MESSAGES.deploymentName);
+    await expect(patch({ spec: { deploymentName: null, statefulSetName: 'pooled' } })).rejects.toThrow(SPEC_RULES.poolKindImmutable.message);
+    await expect(patch({ spec: { statefulSetName: 'pooled' } })).rejects.toThrow(SPEC_RULES.onePool.message);
+    await expect(patch({ spec: { restart: { policy: 'Restart' } } })).rejects.toThrow(SPEC_RULES.deploymentHotReloads.message);
+    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], pooled('restarting', { restart: { policy: 'Restart' } }))).rejects.toThrow(SPEC_RULES.deploymentHotReloads.message);
+    await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(NS, 'neither', { statefulSetName: undefined, workload: { jobs: [] } }))).rejects.toThrow(SPEC_RULES.onePool.message);
+    // The StatefulSet Swarm cannot become a Deployment one either.
+    await expect(kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', '{"spec":{"deploymentName":"fixed"}}'])).rejects.toThrow(SPEC_RULES.onePool.message);
   });
 });

@@ -6,7 +6,7 @@
 import type { Swarm } from '../../lib/api/types.js';
 import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from '../../lib/kube/types.js';
+import type { ConfigMapPatch, ConfigMapView, DeploymentView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -17,6 +17,7 @@ export interface Write {
 export class MemoryKube implements KubeClient {
   swarms = new Map<string, Swarm>();
   statefulSets = new Map<string, StatefulSetView>();
+  deployments = new Map<string, DeploymentView>();
   configMaps = new Map<string, ConfigMapView>();
   pods = new Map<string, PodView>();
   leases = new Map<string, LeaseView>();
@@ -95,6 +96,31 @@ export class MemoryKube implements KubeClient {
     this.statefulSetRvs.set(`${namespace}/${name}`, this.nextRv());
   }
 
+  setDeployment(namespace: string, name: string, replicas: number): void {
+    const existing = this.deployments.get(`${namespace}/${name}`);
+    this.deployments.set(`${namespace}/${name}`, { kind: 'Deployment', name, namespace, uid: existing?.uid ?? this.nextUid('deploy'), replicas, labelSelector: `app=${name}` });
+    this.statefulSetRvs.set(`deploy:${namespace}/${name}`, this.nextRv());
+  }
+
+  /** Creates a Deployment's pod, as its ReplicaSet would: `<deployment>-<hash>-<suffix>`, a new uid. */
+  startDeploymentPod(namespace: string, deployment: string, suffix: string, options: { ready?: boolean; hash?: string; createdAt?: string } = {}): PodView {
+    const hash = options.hash ?? 'h1';
+    const name = `${deployment}-${hash}-${suffix}`;
+    const pod: PodView = {
+      name,
+      namespace,
+      uid: this.nextUid('pod'),
+      resourceVersion: this.nextRv(),
+      creationTimestamp: options.createdAt ?? '2026-01-01T00:00:00Z',
+      ready: options.ready ?? true,
+      terminating: false,
+      labels: { app: deployment, 'pod-template-hash': hash },
+      ownerReplicaSet: `${deployment}-${hash}`,
+    };
+    this.pods.set(`${namespace}/${name}`, pod);
+    return pod;
+  }
+
   /** (Re)creates a pod for an ordinal, as the StatefulSet controller would: a new uid. */
   startPod(namespace: string, statefulSet: string, ordinal: number, ready = true): PodView {
     const name = `${statefulSet}-${ordinal}`;
@@ -138,10 +164,10 @@ export class MemoryKube implements KubeClient {
     return s ? structuredClone(s) : undefined;
   }
 
-  async listSwarmsNaming(namespace: string, statefulSet: string) {
+  async listSwarmsNaming(namespace: string, name: string, kind: 'StatefulSet' | 'Deployment' = 'StatefulSet') {
     await this.enter('listSwarmsNaming');
     return [...this.swarms.values()]
-      .filter((s) => s.metadata.namespace === namespace && s.spec?.statefulSetName === statefulSet)
+      .filter((s) => s.metadata.namespace === namespace && (kind === 'Deployment' ? s.spec?.deploymentName : s.spec?.statefulSetName) === name)
       .map((s) => structuredClone(s));
   }
 
@@ -174,6 +200,35 @@ export class MemoryKube implements KubeClient {
     const pods = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name);
     const readyReplicas = pods.filter((p) => p.ready && !p.terminating).length;
     return { ...s, observedReplicas: pods.length, readyReplicas };
+  }
+
+  async getDeployment(namespace: string, name: string) {
+    await this.enter('getDeployment');
+    const d = this.deployments.get(`${namespace}/${name}`);
+    if (!d) return undefined;
+    const pods = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name && !p.terminating);
+    return { ...d, observedReplicas: pods.length, readyReplicas: pods.filter((p) => p.ready).length };
+  }
+
+  async getDeploymentScale(namespace: string, name: string): Promise<ScaleView | undefined> {
+    await this.enter('getDeploymentScale');
+    const d = this.deployments.get(`${namespace}/${name}`);
+    if (!d) return undefined;
+    return { name, namespace, resourceVersion: this.statefulSetRvs.get(`deploy:${namespace}/${name}`) ?? '', replicas: d.replicas };
+  }
+
+  /** Resizes the Deployment (its pods are the test's to start and stop), guarded by resourceVersion. */
+  async replaceDeploymentScale(scale: ScaleView): Promise<ScaleView> {
+    await this.enter('replaceDeploymentScale');
+    const key = `deploy:${scale.namespace}/${scale.name}`;
+    if (!this.deployments.has(`${scale.namespace}/${scale.name}`)) throw new KubeError('NotFound', 404, 'deployment not found', 'replaceDeploymentScale', 'UPDATE');
+    if (!scale.resourceVersion || this.statefulSetRvs.get(key) !== scale.resourceVersion) {
+      this.conflicts.push('replaceDeploymentScale');
+      throw new KubeError('Conflict', 409, 'deployment resourceVersion changed', 'replaceDeploymentScale', 'UPDATE');
+    }
+    this.record('replaceDeploymentScale', scale.name);
+    this.setDeployment(scale.namespace, scale.name, scale.replicas);
+    return { ...scale, resourceVersion: this.statefulSetRvs.get(key) ?? '' };
   }
 
   async getStatefulSetScale(namespace: string, name: string): Promise<ScaleView | undefined> {

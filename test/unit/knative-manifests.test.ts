@@ -41,6 +41,8 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
         ...expand('k8slab.info', 'swarms/status', ['update', 'patch']),
         ...expand('apps', 'statefulsets', ['get', 'list']),
         ...expand('apps', 'statefulsets/scale', ['get', 'update']),
+        ...expand('apps', 'deployments', ['get']),
+        ...expand('apps', 'deployments/scale', ['get', 'update']),
         ...expand('', 'pods', ['get', 'list']),
         ...expand('coordination.k8s.io', 'leases', ['list']),
         ...expand('', 'configmaps', ['get', 'create', 'update', 'patch']),
@@ -66,11 +68,12 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
 
   it('source: get/list/watch on exactly what the ApiServerSource watches', () => {
     const watched = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).map((r) => r.kind);
-    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Pod', 'Lease', 'ConfigMap']);
+    expect(watched).toEqual(['Swarm', 'StatefulSet', 'Deployment', 'Pod', 'Lease', 'ConfigMap']);
     expect(permissions(byName(roles, 'swarm-source'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
         ...expand('apps', 'statefulsets', ['get', 'list', 'watch']),
+        ...expand('apps', 'deployments', ['get', 'list', 'watch']),
         ...expand('', 'pods', ['get', 'list', 'watch']),
         ...expand('coordination.k8s.io', 'leases', ['get', 'list', 'watch']),
         ...expand('', 'configmaps', ['get', 'list', 'watch']),
@@ -160,9 +163,21 @@ describe('event routing', () => {
   it('watches only Swarm worker pods', () => {
     const pod = (byName(load('apiserversource.yaml'), 'swarm').spec.resources as Doc[]).find((r) => r.kind === 'Pod');
     expect(pod?.selector).toEqual({ matchExpressions: [{ key: 'k8slab.info/swarm', operator: 'Exists' }] });
-    const sampleTemplate = parseAllDocuments(readFileSync(join(base, '../samples/statefulset.yaml'), 'utf8'))
-      .map((d) => d.toJS() as Doc)
-      .find((d) => d.kind === 'StatefulSet')?.spec.template;
-    expect(sampleTemplate.metadata.labels['k8slab.info/swarm']).toBe('swarm-worker');
+    for (const [file, kind] of [['statefulset.yaml', 'StatefulSet'], ['deployment.yaml', 'Deployment']]) {
+      const sampleTemplate = parseAllDocuments(readFileSync(join(base, '../samples', file!), 'utf8'))
+        .map((d) => d.toJS() as Doc)
+        .find((d) => d.kind === kind)?.spec.template;
+      expect(sampleTemplate.metadata.labels['k8slab.info/swarm']).toBe('swarm-worker');
+    }
+  });
+
+  it('the Deployment sample drains: its worker may read only its Swarm\'s ConfigMap, and waits on it at SIGTERM within its grace period', () => {
+    const docs = parseAllDocuments(readFileSync(join(base, '../samples/deployment.yaml'), 'utf8')).map((d) => d.toJS() as Doc);
+    const role = docs.find((d) => d.kind === 'Role');
+    expect(role?.rules).toContainEqual({ apiGroups: [''], resources: ['configmaps'], resourceNames: ['swarm-worker-config'], verbs: ['get'] });
+    const pod = docs.find((d) => d.kind === 'Deployment')?.spec.template.spec;
+    const env = Object.fromEntries((pod.containers[0].env as Doc[]).map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
+    expect(env).toMatchObject({ DRAIN_CONFIGMAP: 'swarm-worker-config', SWARM_POOL: "metadata.labels['k8slab.info/swarm']" });
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(10);
   });
 });
