@@ -17,8 +17,8 @@ const pins: ImagePins = {
   knativeServing: 'v0.47.0',
   knativeEventing: 'v0.47.0',
   ko: 'v0.19.1',
-  traefik: 'v3.7.13',
-  otelcol: 'v0.164.0',
+  traefik: 'v3.6.12',
+  otelcol: 'v0.160.0',
   goBuildFlags: ['-trimpath'],
   goLdflags: '-s -w',
 };
@@ -85,7 +85,7 @@ describe('knative images', () => {
     expect(serving!.manifests.map((m) => m.file)).toEqual(['serving-crds.yaml', 'serving-core.yaml']);
     expect(ev!.manifests.map((m) => m.file)).toEqual(['eventing-crds.yaml', 'eventing-core.yaml', 'in-memory-channel.yaml', 'mt-channel-broker.yaml']);
     expect(serving!.links.map((l) => l.path)).toContain('config/core/configmaps/network.yaml');
-    expect(otelcolBuilderConfig(pins, '/out')).toContain('go.opentelemetry.io/collector/receiver/otlpreceiver v0.164.0');
+    expect(otelcolBuilderConfig(pins, '/out')).toContain('go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0');
     expect(otelcolBuilderConfig(pins, '/out')).toContain('output_path: /out');
   });
 
