@@ -477,9 +477,13 @@ async function buildKnativeModule(mod: KnativeModule, pins: ImagePins, ko: strin
   const done = await cached<Done>(dir, `${mod.id} ${mod.version}`, onProgress, async () => {
     const src = await moduleCopy(mod.module, mod.version, join(dir, 'scratch'), join(dir, 'module'), onProgress);
     const goMod = await readFile(join(src, 'go.mod'), 'utf8');
+    const deps = new Map<string, string>();
     for (const link of mod.links) {
       const version = requiredVersion(goMod, link.module);
-      const from = await moduleCopy(link.module, version, join(dir, 'scratch'), join(dir, 'deps', link.module.replaceAll('/', '_')), onProgress);
+      const from =
+        deps.get(link.module) ??
+        (await moduleCopy(link.module, version, join(dir, 'scratch'), join(dir, 'deps', link.module.replaceAll('/', '_')), onProgress));
+      deps.set(link.module, from);
       await cp(join(from, link.file), join(src, link.path));
       onProgress(`${mod.id}: ${link.path} from ${link.module}@${version}/${link.file} (a symlink in the repository, not in the module zip)`);
     }
