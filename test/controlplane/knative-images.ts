@@ -76,7 +76,8 @@ export interface KnativeModule {
 
 export interface VendoredLink {
   readonly path: string;
-  readonly module: string;
+  /** The module holding the target; absent: the module itself (a link within the repository). */
+  readonly module?: string;
   readonly file: string;
 }
 
@@ -119,7 +120,11 @@ export function knativeModules(pins: ImagePins): KnativeModule[] {
         // symlinks into deployments/ and roles/, which a module zip drops; -R reads their targets.
         { file: 'mt-channel-broker.yaml', args: ['-R', '-f', 'config/brokers/mt-channel-broker/'] },
       ],
-      links: [],
+      // Without them eventing-controller fails: configmap "eventing-transformations-images" not found.
+      links: ['eventing-integrations-images', 'eventing-transformations-images'].map((name) => ({
+        path: `config/core/configmaps/${name}.yaml`,
+        file: `third_party/eventing-integrations-latest/${name}.yaml`,
+      })),
     },
   ];
 }
@@ -472,13 +477,25 @@ async function buildKnativeModule(mod: KnativeModule, pins: ImagePins, ko: strin
   const base = baseDigest();
   const dir = join(
     cacheRoot(),
-    imageCacheKey(`${mod.id}-images`, mod.version, { ...goInputs(pins), module: mod.module, ko: pins.ko, base, manifests: mod.manifests }),
+    imageCacheKey(`${mod.id}-images`, mod.version, {
+      ...goInputs(pins),
+      module: mod.module,
+      ko: pins.ko,
+      base,
+      manifests: mod.manifests,
+      links: mod.links,
+    }),
   );
   const done = await cached<Done>(dir, `${mod.id} ${mod.version}`, onProgress, async () => {
     const src = await moduleCopy(mod.module, mod.version, join(dir, 'scratch'), join(dir, 'module'), onProgress);
     const goMod = await readFile(join(src, 'go.mod'), 'utf8');
     const deps = new Map<string, string>();
     for (const link of mod.links) {
+      if (!link.module) {
+        await cp(join(src, link.file), join(src, link.path));
+        onProgress(`${mod.id}: ${link.path} from ${link.file} (a symlink in the repository, not in the module zip)`);
+        continue;
+      }
       const version = requiredVersion(goMod, link.module);
       const from =
         deps.get(link.module) ??

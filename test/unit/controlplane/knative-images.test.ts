@@ -85,6 +85,7 @@ describe('knative images', () => {
     expect(serving!.manifests.map((m) => m.file)).toEqual(['serving-crds.yaml', 'serving-core.yaml']);
     expect(ev!.manifests.map((m) => m.file)).toEqual(['eventing-crds.yaml', 'eventing-core.yaml', 'in-memory-channel.yaml', 'mt-channel-broker.yaml']);
     expect(serving!.links.map((l) => l.path)).toContain('config/core/configmaps/network.yaml');
+    expect(ev!.links.map((l) => l.path)).toContain('config/core/configmaps/eventing-transformations-images.yaml');
     expect(otelcolBuilderConfig(pins, '/out')).toContain('go.opentelemetry.io/collector/receiver/otlpreceiver v0.160.0');
     expect(otelcolBuilderConfig(pins, '/out')).toContain('output_path: /out');
   });
