@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import { originalOperator } from './build.js';
 import { binPath, clusterStatus, defaultWorkDir, linkBinaries, repoRoot, startCluster, stopCluster } from './cluster.js';
 import { diffSnapshots, takeSnapshot } from './host-state.js';
+import { ALL_PARTS, buildKnativeImages, type KnativeImagesPart } from './knative-images.js';
 import { NODE_LOCK_DIR, cleanupNode, nodeHeldBy, nodeLeftovers } from './node.js';
 
 
@@ -16,6 +17,21 @@ async function main(command: string | undefined): Promise<number> {
       // The original operator (bench:coverage --peer original); see ORIGINAL_GIT_DIR_ENV in build.ts.
       const { binary, moduleDir } = await originalOperator();
       process.stdout.write(`${binary}\nits module tree: ${moduleDir}\n`);
+      return 0;
+    }
+    case 'knative-images': {
+      // Knative Serving/Eventing images and release YAMLs, Traefik, otelcol (knative-images.ts); optional parts as arguments.
+      const asked = process.argv.slice(3);
+      const unknown = asked.filter((p) => !(ALL_PARTS as readonly string[]).includes(p));
+      if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}: choose from ${ALL_PARTS.join(', ')}`);
+      const started = Date.now();
+      const built = await buildKnativeImages(undefined, asked.length > 0 ? (asked as KnativeImagesPart[]) : ALL_PARTS);
+      const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+      process.stdout.write(`images (${built.archives.length}):\n`);
+      for (const a of built.archives) process.stdout.write(`  ${a.name.padEnd(58)} ${mib(a.bytes).padStart(10)}  ${a.path}\n`);
+      process.stdout.write(`manifests:\n`);
+      for (const [file, path] of Object.entries(built.manifests)) process.stdout.write(`  ${file.padEnd(24)} ${path}\n`);
+      process.stdout.write(`cache: ${built.cacheDirs.join('\n       ')}\n(${Math.round((Date.now() - started) / 1000)} s)\n`);
       return 0;
     }
     case 'node-cleanup': {
@@ -77,7 +93,7 @@ async function main(command: string | undefined): Promise<number> {
       return status.components.every((c) => c.healthy) ? 0 : 1;
     }
     default:
-      process.stderr.write('usage: tsx test/controlplane/cli.ts build|build-original|up|down|status|cleanup-check|node-cleanup [workDir]\n');
+      process.stderr.write('usage: tsx test/controlplane/cli.ts build|build-original|knative-images [serving|eventing|traefik|otelcol…]|up|down|status|cleanup-check|node-cleanup [workDir]\n');
       return 2;
   }
 }
