@@ -9,7 +9,7 @@ import { HTTP } from 'cloudevents';
 import { Writable } from 'node:stream';
 import { assignFunction } from '../../functions/assign/index.js';
 import { readSwarmView } from '../../functions/introspection-read.js';
-import { createApp } from '../../functions/server.js';
+import { createApp } from '../../functions/app.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';

@@ -5,7 +5,8 @@
 // pod, and workers that cannot acknowledge are inferred from start times.
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { assignFunction, boundedAll } from '../../functions/assign/index.js';
+import { assignFunction } from '../../functions/assign/index.js';
+import { boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { computeCoverage, type WrittenAt } from '../../lib/decisions/coverage.js';
