@@ -56,7 +56,7 @@ export interface SpanOptions {
  * Runs `fn` inside a new active span. A throw marks the span ERROR, records
  * the exception and is rethrown; the span always ends.
  */
-export async function withSpan<T>(
+async function withSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T> | T,
