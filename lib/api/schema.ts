@@ -79,7 +79,7 @@ export const DEFAULTS = {
 } as const;
 
 /** What the API server answers when an immutable field is changed (CEL `self == oldSelf`). */
-export const IMMUTABLE_MESSAGES = {
+const IMMUTABLE_MESSAGES = {
   statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
   configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
 } as const;

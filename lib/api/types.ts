@@ -14,7 +14,7 @@ export const SHORT_NAME = 'swm';
 export type RestartPolicy = 'Restart' | 'None';
 export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
 
-export interface SwarmSpec {
+interface SwarmSpec {
   statefulSetName: string;
   configMapName: string;
   /** Key inside the ConfigMap; default `config.yml`. */

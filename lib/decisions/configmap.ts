@@ -40,7 +40,7 @@ export interface AssignObservation {
 
 export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
 
-export type AssignDecision =
+type AssignDecision =
   | { kind: 'blocked'; reason: BlockedReason; message: string }
   | {
       kind: 'converge';
@@ -302,7 +302,7 @@ function withOwner(refs: readonly OwnerReference[], ours: OwnerReference): Owner
  * finalizers are not touched at all. ownerReferences is a list, which a merge
  * patch replaces whole: it is sent, as read plus ours, only when ours changed.
  */
-export function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
+function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
   const labels = changedKeys(observed.labels, desired.labels);
   const annotations = changedKeys(observed.annotations, desired.annotations);
   const data = changedKeys(observed.data, desired.data);

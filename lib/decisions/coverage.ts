@@ -31,7 +31,7 @@ export interface WorkerCoverage {
  * the write (a pod created just before it, in the list→write window) and keeps
  * a cached copy, and the writer's clock and the node's may differ.
  */
-export const INFERENCE_MARGIN_SECONDS = 5;
+const INFERENCE_MARGIN_SECONDS = 5;
 
 /** When the current config version was written (the last-change annotation, lib/decisions/workspace.ts). */
 export interface WrittenAt {
