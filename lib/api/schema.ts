@@ -85,7 +85,7 @@ const IMMUTABLE_MESSAGES = {
 } as const;
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
-export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
+const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
 
 /** What each pattern means, for error messages a person can act on. */

@@ -62,7 +62,7 @@ type AssignDecision =
       malformedPrevious?: string;
     };
 
-export const ownerReferenceTo = (swarm: Swarm): OwnerReference => ({
+const ownerReferenceTo = (swarm: Swarm): OwnerReference => ({
   apiVersion: API_VERSION,
   kind: KIND,
   name: swarm.metadata.name,
@@ -235,7 +235,7 @@ interface WorkersNow {
  * version never drops a make-before-break wait), plus pods that acknowledge a
  * share other than their own.
  */
-export function restartWorkspace(
+function restartWorkspace(
   previous: RestartWorkspace,
   plan: AssignmentDiff,
   handoff: ValidSwarm['spec']['restart']['handoff'],
@@ -340,7 +340,7 @@ function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes
 }
 
 /** Why the API server would refuse this ConfigMap for its size, or undefined when it fits. */
-export function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
+function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
   const { dataBytes, annotationBytes } = configMapSizes(cm);
   const { configMapDataBytes, annotationsBytes } = KUBERNETES_LIMITS;
   if (dataBytes > configMapDataBytes) {

@@ -342,7 +342,7 @@ function stuckRollout(
 }
 
 /** metav1 semantics: lastTransitionTime moves only when a condition's status does. */
-export function keepTransitionTimes(before: readonly Condition[] | undefined, after: Condition[]): Condition[] {
+function keepTransitionTimes(before: readonly Condition[] | undefined, after: Condition[]): Condition[] {
   return after.map((cond) => {
     const prev = before?.find((p) => p.type === cond.type);
     return prev && prev.status === cond.status ? { ...cond, lastTransitionTime: prev.lastTransitionTime } : cond;

@@ -13,7 +13,7 @@ const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
 const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 
 /** Moves kept in the last-change annotation (annotations are capped at 256 KiB in total). */
-export const LAST_CHANGE_MOVES_KEPT = 100;
+const LAST_CHANGE_MOVES_KEPT = 100;
 
 /**
  * A step of the restart plan (lib/plan: the worker, and the workers it waits

@@ -53,7 +53,7 @@ export function loadKubeConfig(path?: string): k8s.KubeConfig {
 const SWARM_PAGE = 100;
 
 /** Shown in managedFields, so other owners of the ConfigMap can tell whose fields these are. */
-export const FIELD_MANAGER = 'swarm';
+const FIELD_MANAGER = 'swarm';
 
 /**
  * The API clients of `kc`, sharing one keep-alive agent. The client builds a

@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics.js';
 import { contextFromIncoming, withTraceContext, type IncomingHeaders } from './propagation.js';
 
 /** Instrumentation scope of every span this project makes. */
-export const TRACER_NAME = 'swarm';
+const TRACER_NAME = 'swarm';
 
 const tracer = () => trace.getTracer(TRACER_NAME);
 
@@ -29,7 +29,7 @@ export function traceReply<T>(event: CloudEvent<T>): CloudEvent<T> {
 }
 
 /** OpenTelemetry semantic-convention attributes of a CloudEvent. */
-export function cloudEventAttributes(event: {
+function cloudEventAttributes(event: {
   readonly id?: unknown;
   readonly type?: unknown;
   readonly source?: unknown;
