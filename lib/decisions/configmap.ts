@@ -6,7 +6,7 @@
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
-import type { UnhonouredDedication } from '../assignment/types.js';
+import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
 import type { ConfigMapPatch, ConfigMapView, OwnerReference, PodView, StatefulSetView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
 import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
@@ -81,7 +81,16 @@ export interface ConfigRead {
   /** Set when the text could not be parsed (it is replaced). */
   malformed?: string;
   rendered?: () => string;
+  /** Who owns what in `previous` (assignmentOf), computed on demand, once per read. */
+  assignment?: () => Assignment;
 }
+
+/**
+ * The assigner (lib/assignment's `assign`). Pure; the assign reconciler passes
+ * one that remembers its answer over a remembered config for the same Swarm
+ * spec and worker count (config-cache.ts), the decision is the same either way.
+ */
+export type Assigner = (input: AssignInput) => AssignResult;
 
 /**
  * Reads config.yml. Pure; the assign reconciler passes one that remembers its
@@ -100,10 +109,11 @@ export const readConfig: ConfigReader = (text) => {
     return { malformed: err instanceof Error ? err.message : String(err) };
   }
   let rendered: string | undefined;
-  return { previous, rendered: () => (rendered ??= render(previous)) };
+  let assignment: Assignment | undefined;
+  return { previous, rendered: () => (rendered ??= render(previous)), assignment: () => (assignment ??= assignmentOf(previous)) };
 };
 
-export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig): AssignDecision {
+export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig, assigner: Assigner = assign): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
   const key = spec.configKey;
@@ -119,7 +129,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     }
   }
 
-  const { previous, malformed, rendered } = read(configMap?.data[key]);
+  const { previous, malformed, rendered, assignment } = read(configMap?.data[key]);
   const workers = workerCount({
     desired: spec.replicas,
     handoff: spec.restart.handoff,
@@ -139,8 +149,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // garbled by hand cannot take versions backwards, and its workers are restarted.
   const floor = swarm.status?.version ?? 0;
   const lost = previous === undefined ? floor > 0 : previous.version < floor;
-  const previousAssignment = previous ? assignmentOf(previous) : undefined;
-  const result = assign({
+  const previousAssignment = previous ? (assignment?.() ?? assignmentOf(previous)) : undefined;
+  const result = assigner({
     statefulSetName: statefulSet.name,
     replicas: workers,
     ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),
