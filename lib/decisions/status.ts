@@ -157,8 +157,8 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   // mid scale-down is not one, a new one not yet created is).
   const replicas = obs.workers ?? sts?.replicas ?? 0;
   const pods = sts ? podsByWorker(sts.name, replicas, obs.pods, sts.startOrdinal) : new Map<string, PodView>();
-  // The StatefulSet's own count when it was read from the API (pods are listed
-  // only when restart steps need them); else, or when its pods are not the
+  // The StatefulSet's own count when it was read from the API (its controller's
+  // view, as `kubectl get sts` shows it); else, or when its pods are not the
   // workers (mid-resize), counted over the workers' pods.
   const countedReady = () => [...pods.values()].filter((p) => p.ready && !p.terminating).length;
   const resizing = sts !== undefined && replicas !== sts.replicas;
