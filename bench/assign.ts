@@ -7,7 +7,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { assign, lowerBound, type Assignment } from '../lib/assignment/index.js';
-import { hash32, fmix32 } from '../lib/assignment/hash.js';
+import { hash32 } from '../lib/assignment/hash.js';
+import { fmix32 } from './peers/mix.js';
 import { boundedLoads } from './peers/bounded-loads.js';
 import { chunking, chunkingCoverage } from './peers/chunking.js';
 import { jump, jumpHash } from './peers/jump.js';

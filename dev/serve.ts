@@ -6,11 +6,14 @@
 // (comma-separated) every SWARM_RESYNC_SECONDS (default 60). The broker is dev
 // tooling: the image never ships it.
 import { pathToFileURL } from 'node:url';
-import { start, type StartExtras, type Started } from '../functions/server.js';
+import { start } from '../functions/server.js';
 import { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './broker/local-broker.js';
 import { loadTriggers } from './broker/triggers.js';
 import { resyncPeriodMs, startResyncTimer } from './resync-timer.js';
 import { stopOnSignals } from './shutdown.js';
+
+type Started = Awaited<ReturnType<typeof start>>;
+type StartExtras = NonNullable<Parameters<typeof start>[1]>;
 
 export interface ServedAll extends Started {
   broker: LocalBroker;

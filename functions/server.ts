@@ -5,98 +5,25 @@
 //   POST /functions/<name>  each function (FUNCTION=all; `npm run serve` puts the
 //                    local broker of dev/broker on POST /)
 //   GET  /healthz /readyz /metrics /swarms/:namespace/:name
-import express from 'express';
+// The app itself (routes, the functions' environment) is functions/app.ts.
 import type { Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import type { KubeClient } from '../lib/kube/client.js';
 import { createK8sClient, loadKubeConfig, unreachableClient } from '../lib/kube/k8s-client.js';
-import { createLogger, type Logger } from '../lib/observability/logger.js';
-import { createMetrics, forgetAssignment, metricsHandler, recordAssignmentSize, type Metrics } from '../lib/observability/metrics.js';
-import { kubeSpan, recordConflictRetry } from '../lib/observability/tracing/instrumentation.js';
+import { createLogger } from '../lib/observability/logger.js';
+import { createMetrics } from '../lib/observability/metrics.js';
+import { kubeSpan } from '../lib/observability/tracing/instrumentation.js';
 import { initTracing } from '../lib/observability/tracing/setup.js';
-import { createCoalescer } from '../lib/reconcilers/coalesce.js';
-import type { ReconcileEnv } from '../lib/reconcilers/env.js';
-import { assignFunction } from './assign/index.js';
-import type { SwarmFunction } from './function.js';
-import { eventRoute, jsonErrors, notFound } from './http.js';
-import { introspectionRouter } from './introspection.js';
-import { readSwarmView } from './introspection-read.js';
-import { restartFunction } from './restart/index.js';
+import { createApp, functionFromEnv, type AppOptions } from './app.js';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-export type FunctionChoice = 'assign' | 'restart' | 'all';
-
-export interface AppOptions {
-  function: FunctionChoice;
-  kube: KubeClient;
-  log: Logger;
-  metrics: Metrics;
-  now?: () => Date;
-  /** FUNCTION=all: what serves POST / in front of /functions/<name> (the dev tools' local broker). */
-  front?: express.Router;
-}
-
-function functionsFor(options: AppOptions): SwarmFunction[] {
-  const { kube, log, metrics } = options;
-  const coalescer = createCoalescer(() => metrics.eventsCoalesced.inc());
-  const env = (component: 'assign' | 'restart'): ReconcileEnv => ({
-    kube,
-    now: options.now ?? (() => new Date()),
-    component: `swarm-${component}`,
-    log: log.child({ function: component }),
-    onConflictRetry: () => recordConflictRetry(component, metrics),
-    onConfigMapWrite: () => metrics.configMapWrites.inc(),
-    onPodRestart: () => metrics.podRestarts.inc(),
-  });
-  const all = {
-    assign: () =>
-      // The gauges follow the reconcile's own observation: no read of their own.
-      assignFunction(env('assign'), coalescer, (o) => {
-        if (o.size) recordAssignmentSize(metrics, o.key, o.size);
-        if (o.result === 'gone') forgetAssignment(metrics, o.key);
-      }),
-    restart: () => restartFunction(env('restart'), coalescer),
-  };
-  return options.function === 'all' ? [all.assign(), all.restart()] : [all[options.function]()];
-}
-
-export function createApp(options: AppOptions): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', (_req, res) => void res.json({ status: 'ready', function: options.function }));
-  app.get('/metrics', metricsHandler(options.metrics.registry));
-  app.use(introspectionRouter(readSwarmView(options.kube)));
-  const functions = functionsFor(options);
-  const routeOptions = { log: options.log, metrics: options.metrics };
-  if (options.function === 'all') {
-    for (const fn of functions) app.use(`/functions/${fn.name}`, eventRoute({ ...routeOptions, functions: [fn] }));
-    if (options.front) app.use('/', options.front);
-  } else {
-    app.use('/', eventRoute({ ...routeOptions, functions }));
-  }
-  app.use(notFound, jsonErrors);
-  return app;
-}
-
-const FUNCTION_CHOICES: readonly FunctionChoice[] = ['assign', 'restart', 'all'];
-
-/** FUNCTION is required: an image started without it must say so, not guess. */
-export function functionFromEnv(value: string | undefined): FunctionChoice {
-  if (value === undefined || value === '') throw new Error(`FUNCTION is required: one of ${FUNCTION_CHOICES.join(', ')}`);
-  const choice = FUNCTION_CHOICES.find((c) => c === value);
-  if (choice) return choice;
-  throw new Error(`FUNCTION must be one of ${FUNCTION_CHOICES.join(', ')} (got ${JSON.stringify(value)})`);
-}
-
-export interface Started {
+interface Started {
   server: Server;
   port: number;
   close(): Promise<void>;
 }
 
 /** Starts a host from the environment: FUNCTION, PORT, KUBECONFIG, LOG_LEVEL, OTEL_*. */
-export interface StartExtras extends Partial<AppOptions> {
+interface StartExtras extends Partial<AppOptions> {
   /** Extra span processors (npm start's trace printer, tests' in-memory exporter). */
   spanProcessors?: SpanProcessor[];
 }

@@ -4,7 +4,7 @@
 // "consistent-hashing" cluster sharding. Workers sit on a ring at VNODES
 // points each; jobs, taken in ring (hash) order, go clockwise to the first
 // worker whose load is below the cap ⌈(1 + ε)·J/n⌉, ε = 0.25.
-import { fmix32 } from '../../lib/assignment/hash.js';
+import { fmix32 } from './mix.js';
 import type { Algorithm, JobSet } from './types.js';
 
 const EPSILON = 0.25;

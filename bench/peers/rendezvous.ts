@@ -2,7 +2,7 @@
 // Ravishankar, "Using Name-Based Mappings to Increase Hit Rates", IEEE/ACM
 // ToN 6(1), 1998. Each job goes to the worker with the highest hash of
 // (job, worker); ties to the lower ordinal. O(J·n).
-import { mixPair } from '../../lib/assignment/hash.js';
+import { mixPair } from './mix.js';
 import type { Algorithm, JobSet } from './types.js';
 
 export const rendezvous: Algorithm = {

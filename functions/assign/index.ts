@@ -8,6 +8,7 @@ import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assig
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
+import { boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { FunctionResponse, SwarmFunction } from '../function.js';
 
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
@@ -42,30 +43,7 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
 }
 
 /** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
-export const RESYNC_CONCURRENCY = 4;
-
-/**
- * Runs every task, at most `limit` at a time; rejects with the first failure
- * once all have settled (the broker then retries the event; reconciles are idempotent).
- */
-export async function boundedAll<T>(tasks: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
-  const results: PromiseSettledResult<T>[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      try {
-        results[i] = { status: 'fulfilled', value: await tasks[i]!() };
-      } catch (reason) {
-        results[i] = { status: 'rejected', reason };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
-}
+const RESYNC_CONCURRENCY = 4;
 
 const summarize = (o: AssignOutcome) => ({
   swarm: keyString(o.key),

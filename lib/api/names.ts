@@ -25,7 +25,7 @@ const isDns1123Subdomain = (text: string): boolean => text.length <= DNS_SUBDOMA
  * The rule each kind Swarm names follows. StatefulSet names are labels (not
  * subdomains, like most kinds) because they become pods' hostnames.
  */
-export const NAME_RULES = {
+const NAME_RULES = {
   Namespace: 'label',
   StatefulSet: 'label',
   Deployment: 'label',

@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import { PATTERN_MEANINGS } from './schema.js';
 
 /** `/spec/workload/jobs/3/weight` → `spec.workload.jobs[3].weight`. */
-export function fieldPath(instancePath: string, child?: string): string {
+function fieldPath(instancePath: string, child?: string): string {
   const segments = instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) segments.push(child);
   let out = '';

@@ -81,7 +81,7 @@ export const DEFAULTS = {
 } as const;
 
 /** What the API server answers when an immutable field is changed (CEL `self == oldSelf`). */
-export const IMMUTABLE_MESSAGES = {
+const IMMUTABLE_MESSAGES = {
   statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
   configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
   deploymentName: 'deploymentName is immutable: create a new Swarm to manage another Deployment',
@@ -113,7 +113,7 @@ export const SPEC_RULES = {
 } as const;
 
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
-export const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
+const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
 
 /** What each pattern means, for error messages a person can act on. */

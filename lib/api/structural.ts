@@ -26,7 +26,7 @@ const TYPE_SPECIFIC: Record<string, readonly string[]> = {
 /** Draft-07 keywords with no OpenAPI v3.0 / apiextensions counterpart. */
 const JSON_SCHEMA_ONLY = ['$schema', '$id', '$comment', 'const', 'examples', 'if', 'then', 'else'];
 
-export class NotStructuralError extends Error {
+class NotStructuralError extends Error {
   constructor(path: string, problem: string) {
     super(`${path || '<root>'}: ${problem}`);
     this.name = 'NotStructuralError';

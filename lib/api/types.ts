@@ -14,7 +14,7 @@ export const SHORT_NAME = 'swm';
 export type RestartPolicy = 'Restart' | 'None';
 export type Handoff = 'MakeBeforeBreak' | 'BreakBeforeMake';
 
-export interface SwarmSpec {
+interface SwarmSpec {
   /** Exactly one of statefulSetName and deploymentName is set (the worker pool: poolOf). */
   statefulSetName?: string;
   deploymentName?: string;

@@ -54,6 +54,8 @@ interface Duplicate {
 }
 
 function duplicateJobNames(names: readonly string[]): Duplicate[] {
+  // The common case, no duplicate, without an array per name.
+  if (new Set(names).size === names.length) return [];
   const seen = new Map<string, number[]>();
   names.forEach((name, index) => seen.set(name, [...(seen.get(name) ?? []), index]));
   return [...seen].filter(([, indices]) => indices.length > 1).map(([name, indices]) => ({ name, indices }));

@@ -17,7 +17,7 @@ export function hash32(text: string): number {
 }
 
 /** murmur3's 32-bit finaliser: a bijection that mixes every input bit into every output bit. */
-export function fmix32(value: number): number {
+function fmix32(value: number): number {
   let h = value >>> 0;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -25,9 +25,4 @@ export function fmix32(value: number): number {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
-}
-
-/** A 32-bit hash of a (job hash, worker ordinal) pair, for per-worker scoring. */
-export function mixPair(jobHash: number, ordinal: number): number {
-  return fmix32((jobHash ^ Math.imul(ordinal + 1, 0x9e3779b9)) >>> 0);
 }

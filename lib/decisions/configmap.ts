@@ -6,7 +6,7 @@
 import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
-import type { UnhonouredDedication } from '../assignment/types.js';
+import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
 import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
@@ -41,7 +41,7 @@ export interface AssignObservation {
 
 export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooManyWorkers';
 
-export type AssignDecision =
+type AssignDecision =
   | { kind: 'blocked'; reason: BlockedReason; message: string }
   | {
       kind: 'converge';
@@ -65,7 +65,7 @@ export type AssignDecision =
       malformedPrevious?: string;
     };
 
-export const ownerReferenceTo = (swarm: Swarm): OwnerReference => ({
+const ownerReferenceTo = (swarm: Swarm): OwnerReference => ({
   apiVersion: API_VERSION,
   kind: KIND,
   name: swarm.metadata.name,
@@ -84,7 +84,16 @@ export interface ConfigRead {
   /** Set when the text could not be parsed (it is replaced). */
   malformed?: string;
   rendered?: () => string;
+  /** Who owns what in `previous` (assignmentOf), computed on demand, once per read. */
+  assignment?: () => Assignment;
 }
+
+/**
+ * The assigner (lib/assignment's `assign`). Pure; the assign reconciler passes
+ * one that remembers its answer over a remembered config for the same Swarm
+ * spec and worker count (config-cache.ts), the decision is the same either way.
+ */
+export type Assigner = (input: AssignInput) => AssignResult;
 
 /**
  * Reads config.yml. Pure; the assign reconciler passes one that remembers its
@@ -103,10 +112,11 @@ export const readConfig: ConfigReader = (text) => {
     return { malformed: err instanceof Error ? err.message : String(err) };
   }
   let rendered: string | undefined;
-  return { previous, rendered: () => (rendered ??= render(previous)) };
+  let assignment: Assignment | undefined;
+  return { previous, rendered: () => (rendered ??= render(previous)), assignment: () => (assignment ??= assignmentOf(previous)) };
 };
 
-export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig): AssignDecision {
+export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig, assigner: Assigner = assign): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
   const key = spec.configKey;
@@ -122,7 +132,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     }
   }
 
-  const { previous, malformed, rendered } = read(configMap?.data[key]);
+  const { previous, malformed, rendered, assignment } = read(configMap?.data[key]);
   const pool = isDeployment(statefulSet) ? deploymentPool(previous, statefulSet, spec.replicas, obs.pods) : undefined;
   const workers = pool ? pool.workers.length : workerCount({
     desired: spec.replicas,
@@ -143,10 +153,10 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // garbled by hand cannot take versions backwards, and its workers are restarted.
   const floor = swarm.status?.version ?? 0;
   const lost = previous === undefined ? floor > 0 : previous.version < floor;
-  const previousAssignment = previous ? assignmentOf(previous) : undefined;
+  const previousAssignment = previous ? (assignment?.() ?? assignmentOf(previous)) : undefined;
   // A Deployment's new pod takes its predecessor's share as it stands: the assigner keeps it in place.
   const sticky = previousAssignment && pool ? inheritShares(previousAssignment, pool.successors) : previousAssignment;
-  const result = assign({
+  const result = assigner({
     statefulSetName: statefulSet.name,
     replicas: workers,
     ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),
@@ -254,7 +264,7 @@ interface WorkersNow {
  * version never drops a make-before-break wait), plus pods that acknowledge a
  * share other than their own.
  */
-export function restartWorkspace(
+function restartWorkspace(
   previous: RestartWorkspace,
   plan: AssignmentDiff,
   handoff: ValidSwarm['spec']['restart']['handoff'],
@@ -321,7 +331,7 @@ function withOwner(refs: readonly OwnerReference[], ours: OwnerReference): Owner
  * finalizers are not touched at all. ownerReferences is a list, which a merge
  * patch replaces whole: it is sent, as read plus ours, only when ours changed.
  */
-export function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
+function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
   const labels = changedKeys(observed.labels, desired.labels);
   const annotations = changedKeys(observed.annotations, desired.annotations);
   const data = changedKeys(observed.data, desired.data);
@@ -359,7 +369,7 @@ function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes
 }
 
 /** Why the API server would refuse this ConfigMap for its size, or undefined when it fits. */
-export function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
+function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
   const { dataBytes, annotationBytes } = configMapSizes(cm);
   const { configMapDataBytes, annotationsBytes } = KUBERNETES_LIMITS;
   if (dataBytes > configMapDataBytes) {

@@ -31,7 +31,7 @@ export interface WorkerCoverage {
  * the write (a pod created just before it, in the list→write window) and keeps
  * a cached copy, and the writer's clock and the node's may differ.
  */
-export const INFERENCE_MARGIN_SECONDS = 5;
+const INFERENCE_MARGIN_SECONDS = 5;
 
 /** When the current config version was written (the last-change annotation, lib/decisions/workspace.ts). */
 export interface WrittenAt {
@@ -90,6 +90,22 @@ export type ShareAcknowledgement = 'runs' | 'covers' | 'differs' | 'none';
 
 const NO_SHARE: WorkerShare = { jobs: [], version: 0 };
 
+/**
+ * Digests by share list. A share is judged for several decisions of one event
+ * (staging, restarts, scale, status), and its list, parsed once per ConfigMap
+ * version (config-cache.ts), is the same array on later events: hashed once.
+ * Lists are readonly, so a remembered digest stays true; an optimisation only.
+ */
+const digests = new WeakMap<readonly string[], string>();
+function digestOf(jobs: readonly string[]): string {
+  let digest = digests.get(jobs);
+  if (digest === undefined) {
+    digest = jobsDigest(jobs);
+    digests.set(jobs, digest);
+  }
+  return digest;
+}
+
 export function judgeAcknowledgement(
   pod: PodView,
   share: WorkerShare | undefined,
@@ -98,7 +114,7 @@ export function judgeAcknowledgement(
   const ack = acks.get(pod.name);
   if (!ack || ack.podUid !== pod.uid) return 'none';
   const { jobs, version, released } = share ?? NO_SHARE;
-  if (ack.version >= version && ack.digest === jobsDigest(jobs)) return 'runs';
+  if (ack.version >= version && ack.digest === digestOf(jobs)) return 'runs';
   return released?.length && ack.digest === jobsDigest([...jobs, ...released]) ? 'covers' : 'differs';
 }
 

@@ -55,7 +55,7 @@ function departingPods(statefulSet: Pick<StatefulSetView, 'name' | 'startOrdinal
   });
 }
 
-export interface ScaleInput {
+interface ScaleInput {
   desired: number | undefined;
   handoff: Handoff;
   /** The pool (a Deployment's view too). */

@@ -163,8 +163,8 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
   const replicas = obs.workers ?? sts?.replicas ?? 0;
   const pods = sts ? podsOfPool(sts, replicas, obs.pods) : new Map<string, PodView>();
   const names = sts ? poolWorkerNames(sts, replicas, obs.members) : [];
-  // The StatefulSet's own count when it was read from the API (pods are listed
-  // only when restart steps need them); else, or when its pods are not the
+  // The StatefulSet's own count when it was read from the API (its controller's
+  // view, as `kubectl get sts` shows it); else, or when its pods are not the
   // workers (mid-resize; a Deployment's surge and departing pods), counted over the workers' pods.
   const countedReady = () => names.filter((name) => isServing(pods.get(name))).length;
   const resizing = sts !== undefined && (replicas !== sts.replicas || isDeployment(sts));
@@ -348,7 +348,7 @@ function stuckRollout(
 }
 
 /** metav1 semantics: lastTransitionTime moves only when a condition's status does. */
-export function keepTransitionTimes(before: readonly Condition[] | undefined, after: Condition[]): Condition[] {
+function keepTransitionTimes(before: readonly Condition[] | undefined, after: Condition[]): Condition[] {
   return after.map((cond) => {
     const prev = before?.find((p) => p.type === cond.type);
     return prev && prev.status === cond.status ? { ...cond, lastTransitionTime: prev.lastTransitionTime } : cond;

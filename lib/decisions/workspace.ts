@@ -9,11 +9,11 @@ import type { RestartStep } from '../plan/restart-order.js';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'swarm';
-export const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
-export const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
+const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
+const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 
 /** Moves kept in the last-change annotation (annotations are capped at 256 KiB in total). */
-export const LAST_CHANGE_MOVES_KEPT = 100;
+const LAST_CHANGE_MOVES_KEPT = 100;
 
 /**
  * A step of the restart plan (lib/plan: the worker, and the workers it waits

@@ -22,9 +22,9 @@ export interface SwarmLike {
 }
 
 /** Worker → jobs before the last change, to tell what moved. */
-export type OwnersBefore = Readonly<Record<string, readonly string[]>>;
+type OwnersBefore = Readonly<Record<string, readonly string[]>>;
 
-export interface SwarmViewInput {
+interface SwarmViewInput {
   readonly swarm: SwarmLike;
   /** Absent before the first assignment was written. */
   readonly config?: WorkerConfigLike;

@@ -1,6 +1,7 @@
 // How an API failure should be treated by a reconciler. `classifyFailure` is
 // the one place that decides it; the reconcilers act on the class and the HTTP
 // adapter maps what is left onto answers the Knative dispatcher understands.
+import { ApiException } from '@kubernetes/client-node';
 
 export type KubeErrorKind =
   | 'NotFound' // 404/410: the object (or its namespace) is not there
@@ -9,7 +10,7 @@ export type KubeErrorKind =
   | 'Forbidden' // 403: RBAC or admission; fixed by an admin, not by retrying
   | 'Transient'; // 401, 429, 5xx, timeouts, connection resets
 
-export type KubeVerb = 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'PATCH' | 'DELETE';
+type KubeVerb = 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'PATCH' | 'DELETE';
 
 export class KubeError extends Error {
   constructor(
@@ -26,7 +27,7 @@ export class KubeError extends Error {
   }
 }
 
-export function kindOfStatus(status: number): KubeErrorKind {
+function kindOfStatus(status: number): KubeErrorKind {
   if (status === 404 || status === 410) return 'NotFound';
   if (status === 409) return 'Conflict';
   if (status === 400 || status === 413 || status === 422) return 'Invalid';
@@ -67,4 +68,38 @@ export function classifyFailure(err: unknown): FailureClass {
     case 'Transient':
       return { class: 'transient' };
   }
+}
+
+/** One API request, as errors, deadlines and instrumentation name it. */
+export interface KubeCall {
+  verb: KubeVerb;
+  resource: string;
+  namespace: string;
+  name?: string;
+}
+
+/** "GET configmaps ns/name", "LIST pods in ns": how a call is named in errors, logs and spans. */
+export const describe = (c: KubeCall) => `${c.verb} ${c.resource}${c.name ? ` ${c.namespace}/${c.name}` : ` in ${c.namespace}`}`;
+
+/** Any thrown value → KubeError; unknown failures (resets, DNS, TLS) are transient. */
+export function toKubeError(err: unknown, c: KubeCall): KubeError {
+  if (err instanceof KubeError) return err;
+  if (err instanceof ApiException) {
+    const status = err.code;
+    return new KubeError(kindOfStatus(status), status, `${describe(c)}: ${status} ${statusMessage(err.body)}`, describe(c), c.verb);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new KubeError('Transient', 503, `${describe(c)}: ${message}`, describe(c), c.verb);
+}
+
+function statusMessage(body: unknown): string {
+  if (typeof body === 'string') {
+    try {
+      return statusMessage(JSON.parse(body));
+    } catch {
+      return body.slice(0, 300);
+    }
+  }
+  if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message);
+  return '';
 }

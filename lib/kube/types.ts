@@ -65,9 +65,8 @@ export interface StatefulSetView {
   /** spec.selector rendered as a label selector string. */
   labelSelector: string;
   /**
-   * status.readyReplicas: the StatefulSet controller's count of its Ready pods.
-   * assign is driven by StatefulSet events, which carry this count, so status
-   * judges readiness by it without listing pods on every event.
+   * status.readyReplicas: the StatefulSet controller's count of its Ready pods,
+   * what status reports as the Swarm's readyReplicas while not resizing.
    */
   readyReplicas?: number;
 }

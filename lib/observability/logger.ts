@@ -16,7 +16,7 @@ export interface LoggerOptions {
 }
 
 /** Ids of the span active now, in the field names log pipelines expect. */
-export function activeTraceFields(): { trace_id: string; span_id: string; trace_flags: string } | Record<string, never> {
+function activeTraceFields(): { trace_id: string; span_id: string; trace_flags: string } | Record<string, never> {
   const spanContext = trace.getActiveSpan()?.spanContext();
   if (!spanContext || !isSpanContextValid(spanContext)) return {};
   return {

@@ -2,7 +2,7 @@
 // hooks for metrics. Passed in, so tests drive reconcilers over a stub client.
 import type { KubeClient } from '../kube/client.js';
 
-export interface ReconcileLog {
+interface ReconcileLog {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   debug(obj: object, msg?: string): void;

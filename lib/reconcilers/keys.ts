@@ -14,7 +14,7 @@ import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.
 import { classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
 
-export interface Target {
+interface Target {
   key: SwarmKey;
   /** The Swarms naming the same StatefulSet, as listed for this event (absent for assignment.changed events and Swarm events without a hint). */
   claimants?: Swarm[];

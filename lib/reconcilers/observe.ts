@@ -72,16 +72,22 @@ export async function observe(
     const configMap = await env.kube.getConfigMap(key.namespace, valid.spec.configMapName);
     return { swarm, valid, ...(configMap ? { configMap } : {}) };
   }
-  const [statefulSet, configMap, leases] = await Promise.all([
+  // The pods are listed by the StatefulSet's selector, which is immutable: the
+  // one status recorded (status.selector) lets them be listed alongside the
+  // StatefulSet, and is checked against it — a guess that saves a round trip,
+  // never trusted (no status yet, or a StatefulSet recreated with another selector: listed again).
+  const selectorSeen = read === 'workers' ? swarm.status?.selector : undefined;
+  const [statefulSet, configMap, leases, podsBySelectorSeen] = await Promise.all([
     env.kube.getStatefulSet(key.namespace, stsName),
     env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
     read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`) : undefined,
+    selectorSeen ? env.kube.listPods(key.namespace, selectorSeen) : undefined,
   ]);
   if (!statefulSet) {
     return { swarm, valid, problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
   }
-  // The pods need the StatefulSet's selector: one more round trip, only for `workers`.
-  const workers = leases ? { pods: await listWorkerPods(env, statefulSet), leases } : undefined;
+  const pods = !leases ? undefined : podsBySelectorSeen && selectorSeen === statefulSet.labelSelector ? podsBySelectorSeen : await listWorkerPods(env, statefulSet);
+  const workers = leases && pods ? { pods, leases } : undefined;
   return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }
 

@@ -40,14 +40,15 @@ export function nextConfig(previous: WorkerConfig | undefined, jobs: Assignment,
   };
   if (previous === undefined || previous.version < floor) {
     const version = Math.max(floor, previous?.version ?? 0) + 1;
-    return { version, workloads: shares(jobs, () => version, marked) };
+    return { version, workloads: shares(jobs, (_worker, owned) => ({ jobs: [...owned].sort(), version }), marked) };
   }
   const version = previous.version + 1;
   const next = shares(
     jobs,
-    (worker, sorted) => {
+    (worker, owned) => {
       const before = previous.workloads[worker];
-      return before !== undefined && sameJobs(before.jobs, sorted) ? before.version : version;
+      // An unchanged share keeps its version and its list as published (no sort).
+      return before !== undefined && sameJobs(before.jobs, owned) ? { jobs: before.jobs, version: before.version } : { jobs: [...owned].sort(), version };
     },
     marked,
   );
@@ -63,20 +64,16 @@ export function nextConfig(previous: WorkerConfig | undefined, jobs: Assignment,
 
 function shares(
   assignment: Assignment,
-  versionOf: (worker: string, jobs: readonly string[]) => number,
+  shareOf: (worker: string, jobs: readonly string[]) => WorkerShare,
   marked: (worker: string, share: WorkerShare) => WorkerShare,
 ): Record<string, WorkerShare> {
   // Object.fromEntries keeps any worker name an own key (even "__proto__").
-  return Object.fromEntries(
-    Object.entries(assignment).map(([worker, jobs]) => {
-      const sorted = [...jobs].sort();
-      return [worker, marked(worker, { jobs: sorted, version: versionOf(worker, sorted) })];
-    }),
-  );
+  return Object.fromEntries(Object.entries(assignment).map(([worker, jobs]) => [worker, marked(worker, shareOf(worker, jobs))]));
 }
 
+/** The same jobs, each once (a list read from a hand-edited config may repeat one). */
 function sameJobs(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
-  return b.every((job) => set.has(job));
+  return set.size === a.length && b.every((job) => set.has(job));
 }

@@ -15,13 +15,15 @@ import { promisify } from 'node:util';
 import express from 'express';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { start, type Started, type StartExtras } from '../../functions/server.js';
+import { start } from '../../functions/server.js';
 import { createLocalBroker, type Delivery, type LocalBroker } from '../../dev/broker/local-broker.js';
 import { loadTriggers } from '../../dev/broker/triggers.js';
 import { startResyncTimer, type ResyncTimer } from '../../dev/resync-timer.js';
-import { labelSelectorString } from '../../lib/kube/k8s-client.js';
 import { startApiServerSourceAdapter, type RunningAdapter, type WatchedResource } from '../controlplane/adapter.js';
 import { binPath, repoRoot } from '../controlplane/cluster.js';
+
+type Started = Awaited<ReturnType<typeof start>>;
+type StartExtras = NonNullable<Parameters<typeof start>[1]>;
 
 const run = promisify(execFile);
 export const SYSTEM_NAMESPACE = 'swarm-system';
@@ -93,6 +95,15 @@ export async function serviceAccountKubeconfig(adminKubeconfig: string, account:
 
 const PLURALS: Record<string, string> = { Swarm: 'swarms', StatefulSet: 'statefulsets', Deployment: 'deployments', Pod: 'pods', Lease: 'leases', ConfigMap: 'configmaps' };
 
+/** The manifest's selectors as a label selector string: matchLabels and Exists are all it uses. */
+function selectorString(sel: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string }> } | undefined): string {
+  const expressions = (sel?.matchExpressions ?? []).map((e) => {
+    if (e.operator !== 'Exists') throw new Error(`apiserversource.yaml: operator ${e.operator} is not supported by the local adapter`);
+    return e.key;
+  });
+  return [...Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`), ...expressions].join(',');
+}
+
 /** The adapter's resources, read from the ApiServerSource manifest (what its controller would resolve). */
 export function sourceResources(): WatchedResource[] {
   const doc = parseAllDocuments(readFileSync(knative('base', 'apiserversource.yaml'), 'utf8'))
@@ -100,7 +111,7 @@ export function sourceResources(): WatchedResource[] {
     .find((d) => d?.kind === 'ApiServerSource');
   return (doc?.spec?.resources ?? []).map((r) => {
     const [group, version] = r.apiVersion.includes('/') ? (r.apiVersion.split('/') as [string, string]) : ['', r.apiVersion];
-    const selector = labelSelectorString(r.selector);
+    const selector = selectorString(r.selector);
     const plural = PLURALS[r.kind];
     if (!plural) throw new Error(`no plural known for ${r.kind}`);
     return { group, version, resource: plural, ...(selector ? { labelSelector: selector } : {}) };

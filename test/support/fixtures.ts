@@ -2,14 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JobSpec } from '../../lib/assignment/types.js';
-import type { Swarm, SwarmSpec } from '../../lib/api/types.js';
-import type { ReconcileEnv, ReconcileLog } from '../../lib/reconcilers/env.js';
+import type { Swarm } from '../../lib/api/types.js';
+import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
+
+type ReconcileLog = ReconcileEnv['log'];
 import { MemoryKube } from './memory-kube.js';
 
 export const seedStreams: string[] = readFileSync(fileURLToPath(new URL('../fixtures/seed-streams.txt', import.meta.url)), 'utf8')
   .split('\n')
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith('#'));
+
+type SwarmSpec = Swarm['spec'];
 
 export function swarmOf(spec: Partial<SwarmSpec> & { jobs?: JobSpec[] } = {}, name = 'swarm', namespace = 'ns'): Swarm {
   const { jobs, ...rest } = spec;

@@ -3,9 +3,11 @@
 // acknowledgement Leases and the ConfigMap as the API would hold it.
 import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { validateSwarm } from '../../lib/api/validate.js';
-import type { AssignDecision } from '../../lib/decisions/configmap.js';
+import type { decideConfigMap } from '../../lib/decisions/configmap.js';
 import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
 import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+
+type AssignDecision = ReturnType<typeof decideConfigMap>;
 
 /** `s` as the API server stores it (uid `swarm-uid` unless it has one, generation 1), validated; throws if it is not valid. */
 export function validSwarm(s: Swarm): ValidSwarm {

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { renderSwarmCrd } from '../../lib/api/crd.js';
 import { KUBERNETES_KEYWORDS, LIMITS, swarmSchema } from '../../lib/api/schema.js';
 import type { SchemaNode } from '../../lib/api/schema.js';
-import { NotStructuralError, toStructural } from '../../lib/api/structural.js';
+import { toStructural } from '../../lib/api/structural.js';
 import { validateSwarm } from '../../lib/api/validate.js';
 
 /** No control characters: what the schema allows in a job name. */
@@ -111,7 +111,7 @@ describe('toStructural', () => {
     ['a keyword in two branches', { anyOf: [{ type: 'string', maxLength: 1 }, { type: 'array', maxLength: 2, items: { type: 'string' } }] }, /two union branches|cannot be kept/],
     ['enum in a union branch (the apiserver applies it to every type)', { anyOf: [{ type: 'string', enum: ['a'] }, { type: 'object' }] }, /enum/],
   ])('refuses %s', (_what, schema, problem) => {
-    expect(() => toStructural(schema)).toThrow(NotStructuralError);
+    expect(() => toStructural(schema)).toThrow(expect.objectContaining({ name: 'NotStructuralError' }));
     expect(() => toStructural(schema)).toThrow(problem);
   });
 });

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { functionFromEnv } from '../../functions/server.js';
+import { functionFromEnv } from '../../functions/app.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
-import { createApp } from '../../functions/server.js';
+import { createApp } from '../../functions/app.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import { MemoryKube } from '../support/memory-kube.js';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../functions/server.js';
+import { createApp } from '../../functions/app.js';
 import type { KubeClient } from '../../lib/kube/client.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { renderHtml, swarmView, type OwnersBefore, type SwarmViewInput } from '../../lib/introspection/view.js';
+import { renderHtml, swarmView } from '../../lib/introspection/view.js';
+
+type SwarmViewInput = Parameters<typeof swarmView>[0];
+type OwnersBefore = Record<string, readonly string[]>;
 import { diff } from '../../lib/plan/index.js';
 
 const swarm = { metadata: { namespace: 'demo', name: 'web' }, status: { phase: 'Updating' as const, version: 6 } };

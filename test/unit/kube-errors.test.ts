@@ -1,8 +1,9 @@
 // The one classification of API failures, as a table: what a reconciler does
 // with each (retry in-process, answer 503, or record it and answer 2xx).
 import { describe, expect, it } from 'vitest';
-import { classifyFailure, KubeError, kindOfStatus, type KubeVerb } from '../../lib/kube/errors.js';
-import { toKubeError } from '../../lib/kube/k8s-client.js';
+import { classifyFailure, KubeError, toKubeError, type KubeCall } from '../../lib/kube/errors.js';
+
+type KubeVerb = KubeCall['verb'];
 import { ApiException } from '@kubernetes/client-node';
 
 const apiError = (status: number, verb: KubeVerb) =>
@@ -43,8 +44,8 @@ describe('classifyFailure', () => {
     expect(classifyFailure(err)).toEqual({ class: 'transient' });
   });
 
-  it('kindOfStatus keeps 401 retryable (a projected token may be mid-rotation)', () => {
-    expect(kindOfStatus(401)).toBe('Transient');
-    expect(kindOfStatus(403)).toBe('Forbidden');
+  it('a 401 stays retryable (a projected token may be mid-rotation)', () => {
+    expect(apiError(401, 'GET').kind).toBe('Transient');
+    expect(apiError(403, 'GET').kind).toBe('Forbidden');
   });
 });

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/observability/logger.js';
-import { withSpan } from '../../lib/observability/tracing/instrumentation.js';
-import { initTracing, type Tracing } from '../../lib/observability/tracing/setup.js';
+import { trace } from '@opentelemetry/api';
+import { initTracing } from '../../lib/observability/tracing/setup.js';
 
-let tracing: Tracing;
+let tracing: ReturnType<typeof initTracing>;
 beforeAll(() => {
   tracing = initTracing({ serviceName: 'logger-test', env: {} });
 });
@@ -35,9 +35,10 @@ describe('createLogger', () => {
     const { lines, stream } = capture();
     const logger = createLogger({ name: 'assign', level: 'info', destination: stream });
     let ids: { traceId: string; spanId: string } | undefined;
-    await withSpan('reconcile', {}, async (span) => {
+    trace.getTracer('test').startActiveSpan('reconcile', (span) => {
       ids = span.spanContext();
       logger.info({ swarm: 'demo/web' }, 'assignment written');
+      span.end();
     });
     logger.info('outside any span');
     expect(lines).toHaveLength(2);

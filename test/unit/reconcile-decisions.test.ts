@@ -3,11 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
-import { readRestarts, readLastChange, ANNOTATION_RESTARTS } from '../../lib/decisions/workspace.js';
+import { readRestarts, readLastChange } from '../../lib/decisions/workspace.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
 import { converge, incarnations, sts, validSwarm, written } from '../support/views.js';
+
+/** The restart bookkeeping's annotation on the ConfigMap (lib/decisions/workspace.ts). */
+const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
 
 /** A worker pod; each call a new incarnation. */
 const pod = incarnations();

@@ -9,7 +9,7 @@ import { readRestarts } from '../../lib/decisions/workspace.js';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
-import type { ReconcileLog } from '../../lib/reconcilers/env.js';
+import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import type { MemoryKube } from '../support/memory-kube.js';
 import { silentLog, stubWorld, type swarmOf } from '../support/fixtures.js';
@@ -17,7 +17,7 @@ import { silentLog, stubWorld, type swarmOf } from '../support/fixtures.js';
 const key = { namespace: 'ns', name: 'swarm' };
 function world(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}) {
   const warnings: string[] = [];
-  const log: ReconcileLog = { ...silentLog, warn: (_o, msg) => warnings.push(msg ?? '') };
+  const log: ReconcileEnv['log'] = { ...silentLog, warn: (_o, msg) => warnings.push(msg ?? '') };
   return { ...stubWorld(replicas, spec, log), warnings };
 }
 const status = (kube: MemoryKube) => kube.swarms.get('ns/swarm')!.status!;

@@ -3,14 +3,17 @@
 // bookkeeping and bounded condition messages. Pure decisions, no cluster.
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
-import { configMapPatch, decideConfigMap } from '../../lib/decisions/configmap.js';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { boundMessage, computeStatus } from '../../lib/decisions/status.js';
-import { ANNOTATION_RESTARTS, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
-import { mergePatchBody } from '../../lib/kube/k8s-client.js';
+import { readLastChange, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
+import { mergePatchBody } from '../../lib/kube/views.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
-import { sts, validSwarm, workerPod } from '../support/views.js';
+import { sts, validSwarm, workerPod, written } from '../support/views.js';
+
+/** The restart bookkeeping's annotation on the ConfigMap (lib/decisions/workspace.ts). */
+const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
 
 const uuid = (i: number) => `0000${i}`.slice(-5).padStart(36, 'a');
 
@@ -51,10 +54,19 @@ describe('the ConfigMap write carries only what Swarm owns', () => {
   });
 
   it('removes a key Swarm no longer wants with null, and sends nothing when nothing differs', () => {
-    const observed: ConfigMapView = { ...sharedConfigMap(), annotations: { a: '1', [ANNOTATION_RESTARTS]: 'x' } };
-    const desired: ConfigMapView = { ...observed, annotations: { a: '1' } };
-    expect(configMapPatch(observed, desired)).toEqual({ name: observed.name, namespace: 'ns', resourceVersion: '42', annotations: { [ANNOTATION_RESTARTS]: null } });
-    expect(configMapPatch(observed, observed)).toBeUndefined();
+    // Hot-reloading workers: no restart is recorded, so the converged ConfigMap has no restarts annotation.
+    const reloading = validSwarm(swarmOf({ restart: { policy: 'None' } }));
+    const pods = [workerPod(0), workerPod(1)];
+    const settled = written(decideConfigMap({ swarm: reloading, statefulSet: sts(2), configMap: sharedConfigMap(), pods }));
+    expect(settled.annotations).not.toHaveProperty(ANNOTATION_RESTARTS);
+    expect(decideConfigMap({ swarm: reloading, statefulSet: sts(2), configMap: settled, pods })).toMatchObject({ kind: 'converge', write: 'none' });
+    // A restart recorded for a pod that is gone is finished: its bookkeeping is removed.
+    const version = readLastChange(settled.annotations)?.version ?? 0;
+    const done: RestartWorkspace = { version, steps: [{ worker: 'swarm-worker-1', staleUid: 'gone', waitFor: [] }] };
+    const stale: ConfigMapView = { ...settled, annotations: withRestarts(settled.annotations, done) };
+    const d = decideConfigMap({ swarm: reloading, statefulSet: sts(2), configMap: stale, pods });
+    if (d.kind !== 'converge') throw new Error(d.message);
+    expect(d.patch).toEqual({ name: stale.name, namespace: 'ns', resourceVersion: stale.resourceVersion, annotations: { [ANNOTATION_RESTARTS]: null } });
   });
 });
 

@@ -3,13 +3,14 @@
 // gauges) and writes nothing, however many other Swarms share the namespace.
 // restart reads at most three objects (pods only while restarts are recorded);
 // assign also reads what the workers report — their pods and acknowledgement
-// Leases — because status judges coverage from them.
+// Leases — because status judges coverage from them (five requests, in two
+// round trips: the pods by the selector status recorded, checked after).
 import { describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { Writable } from 'node:stream';
 import { assignFunction } from '../../functions/assign/index.js';
 import { readSwarmView } from '../../functions/introspection-read.js';
-import { createApp } from '../../functions/server.js';
+import { createApp } from '../../functions/app.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';
@@ -71,6 +72,18 @@ describe('API requests per no-op event', () => {
       expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm', 'listLeases', 'listPods']);
     }
     expect(world.kube.writes).toEqual([]);
+  });
+
+  it('assign lists the pods by the selector its status recorded, alongside the StatefulSet, and again if the StatefulSet says otherwise', async () => {
+    const world = await converged();
+    const swarm = world.kube.swarms.get('ns/swarm')!;
+    expect(swarm.status?.selector).toBe('app=swarm-worker');
+    // A StatefulSet recreated with another selector (or a status written by hand): the guess lists nothing useful.
+    swarm.status = { ...swarm.status, selector: 'app=elsewhere' };
+    await world.assign.handle(statefulSetEvent);
+    expect(world.kube.calls.filter((c) => c === 'listPods')).toHaveLength(2);
+    expect(world.kube.writes).toEqual([{ op: 'replaceSwarmStatus', name: 'swarm' }]);
+    expect(world.kube.swarms.get('ns/swarm')!.status).toMatchObject({ selector: 'app=swarm-worker', phase: 'Running', readyReplicas: 3 });
   });
 
   it('lists the pods while restarts are recorded', async () => {

@@ -5,22 +5,28 @@
 // pod, and workers that cannot acknowledge are inferred from start times.
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { assignFunction, boundedAll } from '../../functions/assign/index.js';
+import { assignFunction } from '../../functions/assign/index.js';
+import { boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
-import { computeCoverage, INFERENCE_MARGIN_SECONDS, type WrittenAt } from '../../lib/decisions/coverage.js';
+import { computeCoverage, type WrittenAt } from '../../lib/decisions/coverage.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
-import { ANNOTATION_LAST_CHANGE, readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
+import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import { resyncPingEvent } from '../../lib/events/ping.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
-import { podView } from '../../lib/kube/k8s-client.js';
+import { podView } from '../../lib/kube/views.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
 import { converge, sts, validSwarm, workerPod } from '../support/views.js';
+
+/** The documented margin (ARCHITECTURE.md): a container started this long after the write read it. */
+const INFERENCE_MARGIN_SECONDS = 5;
+/** The workspace annotation of the last change (lib/decisions/workspace.ts). */
+const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 
 const T = '2026-11-22T00:00:00Z';
 const plus = (seconds: number, from = T) => new Date(Date.parse(from) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -4,12 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { assign, lowerBound } from '../../lib/assignment/index.js';
 import { workerIndex, workerNames } from '../../lib/assignment/workers.js';
-import { decideScale, workerCount, type ScaleInput } from '../../lib/decisions/scale.js';
+import { decideScale, workerCount } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { PodView } from '../../lib/kube/types.js';
-import { statefulSetView } from '../../lib/kube/k8s-client.js';
+import { statefulSetView } from '../../lib/kube/views.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
@@ -103,6 +103,7 @@ describe('how many workers the config assigns over (workerCount)', () => {
 });
 
 describe('when to resize the StatefulSet (decideScale)', () => {
+  type ScaleInput = Parameters<typeof decideScale>[0];
   const base = (over: Partial<ScaleInput>): ScaleInput => ({
     desired: 3,
     handoff: 'MakeBeforeBreak',

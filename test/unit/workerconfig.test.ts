@@ -97,6 +97,15 @@ describe('nextConfig', () => {
     });
   });
 
+  it('an unchanged share is the list as published; a share read with a job twice is not the same share', () => {
+    const v1 = nextConfig(undefined, { 'w-0': ['a', 'b'], 'w-1': ['c', 'd'] });
+    expect(nextConfig(v1, { 'w-0': ['b', 'a'], 'w-1': ['d', 'c'] })).toBe(v1);
+    const edited = { version: 1, workloads: { 'w-0': { jobs: ['a', 'a'], version: 1 }, 'w-1': { jobs: ['c', 'd'], version: 1 } } };
+    const v2 = nextConfig(edited, { 'w-0': ['b', 'a'], 'w-1': ['d', 'c'] });
+    expect(v2.workloads['w-0']).toEqual({ jobs: ['a', 'b'], version: 2 });
+    expect(v2.workloads['w-1']!.jobs).toBe(edited.workloads['w-1'].jobs);
+  });
+
   it('bumps the top-level version on any change, and a worker version only when its share changed', () => {
     const v1 = nextConfig(undefined, { 'w-0': ['a', 'b'], 'w-1': ['c'] });
     const v2 = nextConfig(v1, { 'w-0': ['a'], 'w-1': ['c'], 'w-2': ['b'] });

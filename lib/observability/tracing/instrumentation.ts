@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics.js';
 import { contextFromIncoming, withTraceContext, type IncomingHeaders } from './propagation.js';
 
 /** Instrumentation scope of every span this project makes. */
-export const TRACER_NAME = 'swarm';
+const TRACER_NAME = 'swarm';
 
 const tracer = () => trace.getTracer(TRACER_NAME);
 
@@ -29,7 +29,7 @@ export function traceReply<T>(event: CloudEvent<T>): CloudEvent<T> {
 }
 
 /** OpenTelemetry semantic-convention attributes of a CloudEvent. */
-export function cloudEventAttributes(event: {
+function cloudEventAttributes(event: {
   readonly id?: unknown;
   readonly type?: unknown;
   readonly source?: unknown;
@@ -56,7 +56,7 @@ export interface SpanOptions {
  * Runs `fn` inside a new active span. A throw marks the span ERROR, records
  * the exception and is rethrown; the span always ends.
  */
-export async function withSpan<T>(
+async function withSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T> | T,

@@ -1,5 +1,6 @@
-// Tracing setup: which exporters the OTEL_* variables ask for, and the global
-// provider (AsyncLocalStorage context, W3C trace-context + baggage propagators).
+// Tracing setup: the global provider (AsyncLocalStorage context, W3C
+// trace-context + baggage propagators) with the exporters the OTEL_* variables
+// ask for (exporters.ts).
 // The helpers in propagation.ts and instrumentation.ts go through the
 // OpenTelemetry API, so they work (as no-ops) where initTracing() never ran.
 import { context, propagation, trace } from '@opentelemetry/api';
@@ -14,55 +15,9 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { exportersFromEnv, type ExporterKind } from './exporters.js';
 
-// ---------------------------------------------------------------------------
-// Exporter selection (pure)
-
-export type ExporterKind = 'otlp' | 'console';
-
-export interface ExporterChoice {
-  readonly exporters: readonly ExporterKind[];
-  /** Settings we could not honour, for a log line at start-up. */
-  readonly warnings: readonly string[];
-}
-
-/**
- * Which span exporters the standard OTEL_* variables ask for.
- *
- * OTEL_TRACES_EXPORTER (comma-separated: otlp, console, none) wins when set.
- * When unset we export over OTLP only if an OTLP endpoint is configured: the
- * spec's default (otlp to localhost:4318) would make every pod without a
- * collector log export errors forever.
- */
-export function exportersFromEnv(env: Readonly<Record<string, string | undefined>>): ExporterChoice {
-  const warnings: string[] = [];
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return { exporters: [], warnings };
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim();
-  if (protocol === 'grpc') {
-    warnings.push('OTLP over gRPC is not supported here; exporting OTLP over HTTP instead (collector port 4318)');
-  }
-  const requested = env.OTEL_TRACES_EXPORTER?.trim();
-  if (requested) {
-    const names = requested.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
-    if (names.includes('none')) return { exporters: [], warnings };
-    const exporters: ExporterKind[] = [];
-    for (const name of names) {
-      if (name === 'otlp' || name === 'console') {
-        if (!exporters.includes(name)) exporters.push(name);
-      } else {
-        warnings.push(`OTEL_TRACES_EXPORTER=${name} is not supported (use otlp, console or none); ignored`);
-      }
-    }
-    return { exporters, warnings };
-  }
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return { exporters: endpoint ? ['otlp'] : [], warnings };
-}
-
-// ---------------------------------------------------------------------------
-// Provider set-up (shell)
-
-export interface TracingOptions {
+interface TracingOptions {
   /** service.name of the resource; OTEL_SERVICE_NAME overrides it. */
   readonly serviceName: string;
   /** Extra processors, e.g. an InMemorySpanExporter in tests or the npm-start trace printer. */
@@ -71,7 +26,7 @@ export interface TracingOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-export interface Tracing {
+interface Tracing {
   readonly provider: NodeTracerProvider;
   readonly exporters: readonly ExporterKind[];
   readonly warnings: readonly string[];

@@ -1,0 +1,48 @@
+// The per-instance memory of the assign reconciler (lib/reconcilers/config-cache.ts):
+// an optimisation only, so every answer must be the one computed afresh, and
+// an entry must never answer for other inputs.
+import { describe, expect, it } from 'vitest';
+import { assign } from '../../lib/assignment/index.js';
+import { cachedAssigner, cachedConfigReader } from '../../lib/reconcilers/config-cache.js';
+import type { ConfigMapView } from '../../lib/kube/types.js';
+import { nextConfig, render } from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+
+const text = render(nextConfig(undefined, { 'w-0': ['a', 'b'], 'w-1': ['c'] }));
+const configMap = (resourceVersion: string): ConfigMapView => ({
+  name: 'cm',
+  namespace: 'ns',
+  uid: 'cm-uid',
+  resourceVersion,
+  labels: {},
+  annotations: {},
+  ownerReferences: [],
+  data: { 'config.yml': text },
+});
+const swarm = (generation: number | undefined) => {
+  const s = swarmOf({ jobs: ['a', 'b', 'c', 'd'] });
+  return { ...s, metadata: { ...s.metadata, uid: 'swarm-uid', ...(generation !== undefined ? { generation } : {}) } };
+};
+
+describe('the assign reconciler\'s memory', () => {
+  it('reads a ConfigMap version once: the same parse and the same assignment object on the next event', () => {
+    const first = cachedConfigReader(configMap('7'))(text);
+    const again = cachedConfigReader(configMap('7'))(text);
+    expect(again.previous).toBe(first.previous);
+    expect(again.assignment?.()).toBe(first.assignment?.());
+    expect(cachedConfigReader(configMap('8'))(text).previous).not.toBe(first.previous);
+  });
+
+  it('answers an assignment over a remembered config as the assigner does, and only for the same spec generation and workers', () => {
+    const previous = cachedConfigReader(configMap('9'))(text).assignment!();
+    const input = { statefulSetName: 'w', replicas: 2, jobs: ['a', 'b', 'c', 'd'], previous };
+    const first = cachedAssigner(swarm(3))(input);
+    expect(first).toEqual(assign(input));
+    expect(cachedAssigner(swarm(3))(input)).toBe(first);
+    // Another spec generation, another worker count, or no generation at all: decided afresh.
+    const changed = { ...input, jobs: ['a', 'b', 'c', 'e'] };
+    expect(cachedAssigner(swarm(4))(changed)).toEqual(assign(changed));
+    expect(cachedAssigner(swarm(3))({ ...input, replicas: 3 })).toEqual(assign({ ...input, replicas: 3 }));
+    expect(cachedAssigner(swarm(undefined))(input)).not.toBe(first);
+  });
+});
