@@ -7,6 +7,7 @@ import https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
 import type { DeleteOutcome, KubeClient } from './client.js';
+import type { ScaleView } from './types.js';
 import { KubeError, describe, toKubeError, type KubeCall } from './errors.js';
 import { configMapView, deploymentView, leaseView, mergePatchBody, podView, scaleView, statefulSetView, toV1ConfigMap } from './views.js';
 
@@ -106,7 +107,41 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
       if (err instanceof KubeError && err.kind === 'NotFound') return undefined;
       throw err;
     });
+  /** A GET whose 404 is an answer (the object is not there), not a failure. */
+  const getOne = <T>(resource: string, namespace: string, name: string, read: () => Promise<T>): Promise<T | undefined> =>
+    orUndefined(call({ verb: 'GET', resource, namespace, name }, read));
   const swarmPath = (namespace: string) => ({ group: GROUP, version: VERSION, plural: PLURAL, namespace });
+
+  // A pool's scale subresource: the same guarded get and update for either kind.
+  type ScaleRequest = { namespace: string; name: string };
+  const scaleApi = {
+    StatefulSet: {
+      resource: 'statefulsets/scale',
+      read: (r: ScaleRequest) => apps.readNamespacedStatefulSetScale(r, reportStatus),
+      replace: (r: ScaleRequest & { body: k8s.V1Scale; fieldManager: string }) => apps.replaceNamespacedStatefulSetScale(r, reportStatus),
+    },
+    Deployment: {
+      resource: 'deployments/scale',
+      read: (r: ScaleRequest) => apps.readNamespacedDeploymentScale(r, reportStatus),
+      replace: (r: ScaleRequest & { body: k8s.V1Scale; fieldManager: string }) => apps.replaceNamespacedDeploymentScale(r, reportStatus),
+    },
+  } as const;
+  const getScale = (kind: keyof typeof scaleApi, namespace: string, name: string): Promise<ScaleView | undefined> =>
+    orUndefined(call({ verb: 'GET', resource: scaleApi[kind].resource, namespace, name }, async () => scaleView(await scaleApi[kind].read({ namespace, name }))));
+  const replaceScale = (kind: keyof typeof scaleApi, scale: ScaleView): Promise<ScaleView> => {
+    if (!scale.resourceVersion) throw new Error(`refusing an unguarded resize of ${kind} ${scale.namespace}/${scale.name}`);
+    const { namespace, name } = scale;
+    return call({ verb: 'UPDATE', resource: scaleApi[kind].resource, namespace, name }, async () =>
+      scaleView(
+        await scaleApi[kind].replace({
+          namespace,
+          name,
+          body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace, resourceVersion: scale.resourceVersion }, spec: { replicas: scale.replicas } },
+          fieldManager: FIELD_MANAGER,
+        }),
+      ),
+    );
+  };
 
   return {
     getSwarm: (namespace, name) =>
@@ -151,70 +186,16 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
       ),
 
     getStatefulSet: (namespace, name) =>
-      orUndefined(
-        call({ verb: 'GET', resource: 'statefulsets', namespace, name }, async () =>
-          statefulSetView(await apps.readNamespacedStatefulSet({ namespace, name }, reportStatus)),
-        ),
-      ),
+      getOne('statefulsets', namespace, name, async () => statefulSetView(await apps.readNamespacedStatefulSet({ namespace, name }, reportStatus))),
 
-    getStatefulSetScale: (namespace, name) =>
-      orUndefined(
-        call({ verb: 'GET', resource: 'statefulsets/scale', namespace, name }, async () =>
-          scaleView(await apps.readNamespacedStatefulSetScale({ namespace, name }, reportStatus)),
-        ),
-      ),
-
-    replaceStatefulSetScale: (scale) => {
-      if (!scale.resourceVersion) throw new Error(`refusing an unguarded resize of StatefulSet ${scale.namespace}/${scale.name}`);
-      return call({ verb: 'UPDATE', resource: 'statefulsets/scale', namespace: scale.namespace, name: scale.name }, async () =>
-        scaleView(
-          await apps.replaceNamespacedStatefulSetScale({
-            namespace: scale.namespace,
-            name: scale.name,
-            body: {
-              apiVersion: 'autoscaling/v1',
-              kind: 'Scale',
-              metadata: { name: scale.name, namespace: scale.namespace, resourceVersion: scale.resourceVersion },
-              spec: { replicas: scale.replicas },
-            },
-            fieldManager: FIELD_MANAGER,
-          }, reportStatus),
-        ),
-      );
-    },
+    getStatefulSetScale: (namespace, name) => getScale('StatefulSet', namespace, name),
+    replaceStatefulSetScale: (scale) => replaceScale('StatefulSet', scale),
 
     getDeployment: (namespace, name) =>
-      orUndefined(
-        call({ verb: 'GET', resource: 'deployments', namespace, name }, async () =>
-          deploymentView(await apps.readNamespacedDeployment({ namespace, name }, reportStatus)),
-        ),
-      ),
+      getOne('deployments', namespace, name, async () => deploymentView(await apps.readNamespacedDeployment({ namespace, name }, reportStatus))),
 
-    getDeploymentScale: (namespace, name) =>
-      orUndefined(
-        call({ verb: 'GET', resource: 'deployments/scale', namespace, name }, async () =>
-          scaleView(await apps.readNamespacedDeploymentScale({ namespace, name }, reportStatus)),
-        ),
-      ),
-
-    replaceDeploymentScale: (scale) => {
-      if (!scale.resourceVersion) throw new Error(`refusing an unguarded resize of Deployment ${scale.namespace}/${scale.name}`);
-      return call({ verb: 'UPDATE', resource: 'deployments/scale', namespace: scale.namespace, name: scale.name }, async () =>
-        scaleView(
-          await apps.replaceNamespacedDeploymentScale({
-            namespace: scale.namespace,
-            name: scale.name,
-            body: {
-              apiVersion: 'autoscaling/v1',
-              kind: 'Scale',
-              metadata: { name: scale.name, namespace: scale.namespace, resourceVersion: scale.resourceVersion },
-              spec: { replicas: scale.replicas },
-            },
-            fieldManager: FIELD_MANAGER,
-          }, reportStatus),
-        ),
-      );
-    },
+    getDeploymentScale: (namespace, name) => getScale('Deployment', namespace, name),
+    replaceDeploymentScale: (scale) => replaceScale('Deployment', scale),
 
     listPods: (namespace, labelSelector) =>
       call({ verb: 'LIST', resource: 'pods', namespace }, async () =>

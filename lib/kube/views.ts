@@ -56,29 +56,28 @@ export function leaseView(l: k8s.V1Lease): LeaseView {
   };
 }
 
+/** What a pool (StatefulSet or Deployment) view holds alike. */
+function poolFields(o: { metadata?: k8s.V1ObjectMeta; spec?: { replicas?: number; selector?: k8s.V1LabelSelector }; status?: { replicas?: number; readyReplicas?: number } }) {
+  return {
+    ...named(o.metadata),
+    uid: o.metadata?.uid ?? '',
+    replicas: o.spec?.replicas ?? 1,
+    labelSelector: labelSelectorString(o.spec?.selector),
+    observedReplicas: o.status?.replicas ?? 0,
+    readyReplicas: o.status?.readyReplicas ?? 0,
+  };
+}
+
 export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
   return {
     kind: 'StatefulSet',
-    ...named(s.metadata),
-    uid: s.metadata?.uid ?? '',
-    replicas: s.spec?.replicas ?? 1,
+    ...poolFields(s),
     ...(s.spec?.ordinals?.start ? { startOrdinal: s.spec.ordinals.start } : {}),
-    labelSelector: labelSelectorString(s.spec?.selector),
-    observedReplicas: s.status?.replicas ?? 0,
-    readyReplicas: s.status?.readyReplicas ?? 0,
   };
 }
 
 export function deploymentView(d: k8s.V1Deployment): DeploymentView {
-  return {
-    kind: 'Deployment',
-    ...named(d.metadata),
-    uid: d.metadata?.uid ?? '',
-    replicas: d.spec?.replicas ?? 1,
-    labelSelector: labelSelectorString(d.spec?.selector),
-    observedReplicas: d.status?.replicas ?? 0,
-    readyReplicas: d.status?.readyReplicas ?? 0,
-  };
+  return { kind: 'Deployment', ...poolFields(d) };
 }
 
 export function scaleView(s: k8s.V1Scale): ScaleView {
