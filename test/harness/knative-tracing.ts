@@ -4,12 +4,13 @@
 // Swarm functions (knative-stack/otel-functions-patch.yaml), and the hops one
 // scale-up should leave in one trace (for trace-sink.ts checkHops).
 //
-// Use after Knative is installed and before the functions are deployed (the
-// queue-proxy takes its tracing settings from config-observability when a
-// Revision is created):
+// Use after Knative is installed (the queue-proxy takes its tracing settings
+// from config-observability when a Revision is created, so before the
+// functions are deployed, or re-revision them with traceFunctions):
+//   import collectorImage() into the node
 //   const sink = await startTraceSink({ host: '0.0.0.0' });
 //   await installTracing(kubectl, { sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
-//   deploy withFunctionTracing(rendered knative/ manifests)
+//   deploy withFunctionTracing(rendered knative/ manifests), or deploy and traceFunctions(kubectl)
 //   … scale a StatefulSet …
 //   await sink.waitForTrace(scaleUpHops(), AbortSignal.timeout(…));
 import { createHash } from 'node:crypto';
@@ -18,6 +19,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { joinDocuments, splitDocuments, type Manifest } from '../../bin/deploy-plan.js';
+import type { ProgressFn } from '../controlplane/build.js';
+import { buildKnativeImages } from '../controlplane/knative-images.js';
 import type { Hop } from './trace-sink.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -91,6 +94,45 @@ export function withFunctionTracing(docs: readonly Manifest[], env: readonly Env
     container.env = [...(container.env ?? []).filter((e) => !names.has(e.name)), ...env.map((e) => ({ ...e }))];
     return copy;
   });
+}
+
+type ServiceWithEnv = Manifest & { spec?: { template?: { spec?: { containers?: { env?: EnvVar[] }[] } } } };
+
+const envOf = (doc: Manifest): EnvVar[] => (doc as ServiceWithEnv).spec?.template?.spec?.containers?.[0]?.env ?? [];
+
+/**
+ * The JSON patch that gives a live function Knative Service (`kubectl get
+ * ksvc -o json`) the tracing env, or undefined when it has it already. The
+ * whole env list is written, so a second run adds nothing.
+ */
+export function functionEnvPatch(ksvc: Manifest, env: readonly EnvVar[] = functionTracingEnv()): object[] | undefined {
+  const before = envOf(ksvc);
+  const after = envOf(withFunctionTracing([ksvc], env)[0]!);
+  const same = (e: EnvVar) => before.some((b) => b.name === e.name && b.value === e.value);
+  if (env.every(same)) return undefined;
+  return [{ op: before.length > 0 ? 'replace' : 'add', path: '/spec/template/spec/containers/0/env', value: after }];
+}
+
+/**
+ * Gives the deployed function Services the tracing env (a new Revision each,
+ * whose queue-proxy also picks up config-observability as it is now). For a
+ * deploy that cannot go through withFunctionTracing (bin/deploy.ts run as a
+ * command); call after installTracing.
+ */
+export async function traceFunctions(kubectl: Kubectl, namespace = 'swarm-system'): Promise<void> {
+  for (const name of FUNCTION_SERVICES) {
+    const ksvc = JSON.parse(await kubectl(['get', 'ksvc', name, '-n', namespace, '-o', 'json'])) as Manifest;
+    const patch = functionEnvPatch(ksvc);
+    if (patch) await kubectl(['patch', 'ksvc', name, '-n', namespace, '--type', 'json', '-p', JSON.stringify(patch)]);
+  }
+}
+
+/** The collector's image archive (built once by knative:images, cached), to import into the node. */
+export async function collectorImage(progress?: ProgressFn): Promise<{ name: string; path: string }> {
+  const built = await buildKnativeImages(progress, ['otelcol']);
+  const archive = built.archives.find((a) => a.name.includes('/otelcol:'));
+  if (!archive) throw new Error('knative:images built no otelcol image');
+  return { name: archive.name, path: archive.path };
 }
 
 export interface CollectorOptions {

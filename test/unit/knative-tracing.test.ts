@@ -9,11 +9,13 @@ import {
   COLLECTOR_OTLP_HTTP,
   collectorConfigText,
   collectorManifests,
+  functionEnvPatch,
   functionTracingEnv,
   functionsPatchEnv,
   installTracing,
   knativeTracingConfig,
   observabilityPatches,
+  traceFunctions,
   uninstallTracing,
   withFunctionTracing,
 } from '../harness/knative-tracing.js';
@@ -108,6 +110,40 @@ describe('the functions’ tracing env', () => {
       }
     }
     expect(base.filter((d) => d.metadata?.name === 'swarm-assign' || d.metadata?.name === 'swarm-restart')).toHaveLength(2);
+  });
+});
+
+describe('traceFunctions (a Swarm deployed by bin/deploy.ts)', () => {
+  const live = (env?: { name: string; value: string }[]): Manifest =>
+    ({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'swarm-assign', namespace: 'swarm-system' },
+      spec: { template: { spec: { containers: [{ name: 'function', ...(env ? { env } : {}) }] } } },
+    }) as Manifest;
+
+  it('functionEnvPatch writes the whole env list once, keeping what was there', () => {
+    const patch = functionEnvPatch(live([{ name: 'FUNCTION', value: 'assign' }]));
+    expect(patch).toEqual([
+      { op: 'replace', path: '/spec/template/spec/containers/0/env', value: [{ name: 'FUNCTION', value: 'assign' }, ...functionTracingEnv()] },
+    ]);
+    expect(functionEnvPatch(live([{ name: 'FUNCTION', value: 'assign' }, ...functionTracingEnv()]))).toBeUndefined();
+    expect(functionEnvPatch(live())).toEqual([{ op: 'add', path: '/spec/template/spec/containers/0/env', value: functionTracingEnv() }]);
+  });
+
+  it('patches each function Service that lacks the env', async () => {
+    const calls: string[] = [];
+    await traceFunctions((args) => {
+      calls.push(args.join(' '));
+      if (args[0] !== 'get') return '';
+      const traced = args[2] === 'swarm-restart';
+      return JSON.stringify(live(traced ? functionTracingEnv() : [{ name: 'FUNCTION', value: 'assign' }]));
+    });
+    expect(calls.map((c) => c.split(' -p ')[0])).toEqual([
+      'get ksvc swarm-assign -n swarm-system -o json',
+      'patch ksvc swarm-assign -n swarm-system --type json',
+      'get ksvc swarm-restart -n swarm-system -o json',
+    ]);
   });
 });
 
