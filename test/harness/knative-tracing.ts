@@ -51,13 +51,16 @@ export const KNATIVE_NAMESPACES = ['knative-serving', 'knative-eventing'] as con
 /**
  * Deployments that build their tracer provider once, at start, from
  * config-observability (SetupObservabilityOrDie): restarted after the patch.
- * The ApiServerSource/PingSource adapters need no restart: the source
- * reconcilers watch the ConfigMap and re-render their K_OBSERVABILITY_CONFIG
- * env. The queue-proxy reads OBSERVABILITY_CONFIG, set when a Revision is made.
+ * An ApiServerSource's adapter reads K_OBSERVABILITY_CONFIG, which the
+ * source reconciler (in eventing-controller) renders from the ConfigMap it
+ * watches, but a ConfigMap change does not resync existing sources
+ * (pkg/reconciler/apiserversource/controller.go resyncs on feature flags
+ * only): eventing-controller is restarted too, reconciling every source at
+ * start. The queue-proxy reads OBSERVABILITY_CONFIG, set when a Revision is made.
  */
 export const RESTART_AFTER_PATCH: Readonly<Record<(typeof KNATIVE_NAMESPACES)[number], readonly string[]>> = {
   'knative-serving': ['activator'],
-  'knative-eventing': ['mt-broker-ingress', 'mt-broker-filter', 'imc-dispatcher'],
+  'knative-eventing': ['mt-broker-ingress', 'mt-broker-filter', 'imc-dispatcher', 'eventing-controller'],
 };
 
 export interface EnvVar {

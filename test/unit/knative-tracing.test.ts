@@ -169,8 +169,9 @@ describe('installTracing', () => {
       'rollout restart deployment/mt-broker-ingress -n knative-eventing',
       'rollout restart deployment/mt-broker-filter -n knative-eventing',
       'rollout restart deployment/imc-dispatcher -n knative-eventing',
+      'rollout restart deployment/eventing-controller -n knative-eventing',
     ]);
-    expect(lines.filter((l) => l.startsWith('rollout status'))).toHaveLength(5);
+    expect(lines.filter((l) => l.startsWith('rollout status'))).toHaveLength(6);
     // Restarts come after both patches: the components read the ConfigMap at start.
     const lastPatch = lines.findLastIndex((l) => l.startsWith('patch'));
     expect(lines.findIndex((l) => l.startsWith('rollout restart'))).toBeGreaterThan(lastPatch);
