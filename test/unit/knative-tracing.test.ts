@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { splitDocuments, type Manifest } from '../../bin/deploy-plan.js';
-import { exportersFromEnv } from '../../lib/observability/tracing/setup.js';
+import { exportersFromEnv } from '../../lib/observability/tracing/exporters.js';
 import { IMAGE_REGISTRY } from '../controlplane/knative-images.js';
 import { NODE_IP } from '../controlplane/node-config.js';
 import {

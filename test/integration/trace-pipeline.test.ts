@@ -4,7 +4,8 @@
 // broker.ingress and broker.filter, as v0.47 names its spans) and the two
 // functions (lib/observability/tracing, OTLP/HTTP from OTEL_* env) export to
 // it, and the trace sink must receive one trace with every hop of a scale-up,
-// linked as scaleUpHops() says. Skipped when the binary has not been built.
+// linked as scaleUpHops() says. The binary is built first if it is not cached
+// (the integration tier builds what it runs).
 import { SpanKind, context, propagation, trace, type Context } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -20,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeSpan, traceReconcile, traceReply } from '../../lib/observability/tracing/instrumentation.js';
 import { initTracing } from '../../lib/observability/tracing/setup.js';
 import { cacheRoot } from '../controlplane/build.js';
+import { buildKnativeImages } from '../controlplane/knative-images.js';
 import { collectorConfigText, scaleUpHops } from '../harness/knative-tracing.js';
 import { formatTrace, startTraceSink, type TraceSink } from '../harness/trace-sink.js';
 
@@ -36,7 +38,6 @@ function otelcolBinary(): string | undefined {
     .find((path) => existsSync(path));
 }
 
-const binary = otelcolBinary();
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -56,7 +57,8 @@ async function until(ready: () => Promise<boolean>, signal: AbortSignal, what: (
   }
 }
 
-describe.skipIf(!binary)('OTLP through the host otelcol to the trace sink', () => {
+describe('OTLP through the host otelcol to the trace sink', () => {
+  let binary: string;
   let sink: TraceSink;
   let collector: ChildProcess;
   let collectorUrl: string;
@@ -65,12 +67,16 @@ describe.skipIf(!binary)('OTLP through the host otelcol to the trace sink', () =
   const savedEnv = { ...process.env };
 
   beforeAll(async () => {
+    if (!otelcolBinary()) await buildKnativeImages((line) => process.stderr.write(`${line}\n`), ['otelcol']);
+    const built = otelcolBinary();
+    if (!built) throw new Error('otelcol was built but its binary is not in the cache');
+    binary = built;
     sink = await startTraceSink();
     dir = mkdtempSync(join(tmpdir(), 'swarm-otelcol-'));
     writeFileSync(join(dir, 'config.yaml'), collectorConfigText());
     const httpPort = await freePort();
     collectorUrl = `http://127.0.0.1:${httpPort}`;
-    collector = spawn(binary!, [`--config=${join(dir, 'config.yaml')}`], {
+    collector = spawn(binary, [`--config=${join(dir, 'config.yaml')}`], {
       env: {
         PATH: process.env.PATH ?? '',
         OTLP_HTTP_ENDPOINT: `127.0.0.1:${httpPort}`,
