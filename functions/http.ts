@@ -30,6 +30,22 @@ export function failureStatus(err: unknown): { status: number; error: string } {
   return { status: 500, error: err instanceof Error ? err.message : String(err) };
 }
 
+/** The response header carrying a no-reply answer's summary (JSON), e.g. for `npm start`'s live view. */
+export const SUMMARY_HEADER = 'swarm-summary';
+/** Well under the 8–16 KiB that HTTP stacks accept for a whole header block. */
+const MAX_SUMMARY_HEADER_CHARS = 4096;
+
+/** The summary as a header value: JSON in ASCII (\uXXXX escapes), its Swarm list cut to fit. */
+function summaryHeader(summary: FunctionResponse['summary']): string {
+  const ascii = (value: unknown) => JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  let text = ascii(summary);
+  const swarms = Array.isArray(summary.swarms) ? (summary.swarms as unknown[]) : [];
+  for (let kept = swarms.length; text.length > MAX_SUMMARY_HEADER_CHARS && kept > 0; kept = Math.floor(kept / 2)) {
+    text = ascii({ ...summary, swarms: swarms.slice(0, Math.floor(kept / 2)), truncated: swarms.length });
+  }
+  return text.length > MAX_SUMMARY_HEADER_CHARS ? ascii({ truncated: swarms.length }) : text;
+}
+
 export function eventRoute(options: EventRouteOptions) {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const router = express.Router();
@@ -60,7 +76,10 @@ export function eventRoute(options: EventRouteOptions) {
         res.status(200).set(message.headers as Record<string, string>).send(message.body);
         return;
       }
-      res.status(result.status).json(result.summary);
+      // Knative's broker filter takes a 2xx answer's body as the reply event: it
+      // must be empty or a CloudEvent (anything else is a 502, retried, then
+      // dead-lettered). So no body; what each Swarm came to rides in a header.
+      res.status(result.status).set(SUMMARY_HEADER, summaryHeader(result.summary)).end();
     } catch (err) {
       const { status, error } = failureStatus(err);
       // Reconcile failures are counted by traceReconcile; rejections never reach it.

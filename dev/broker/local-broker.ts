@@ -6,6 +6,7 @@
 import express from 'express';
 import { HTTP, type CloudEvent } from 'cloudevents';
 import { backoffMs, isRetryable, subscribersFor, type TriggerSpec } from './filters.js';
+import { SUMMARY_HEADER } from '../../functions/http.js';
 
 export interface Delivery {
   trigger: string;
@@ -74,10 +75,12 @@ export function createLocalBroker(options: LocalBrokerOptions): LocalBroker {
         if (res.ok && res.headers.get('ce-type')) {
           record.reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: text }) as CloudEvent<unknown>;
         } else {
+          // A no-reply answer has no body (Knative's filter would take it for a reply): its summary is a header.
+          const summary = res.ok ? res.headers.get(SUMMARY_HEADER) : null;
           try {
-            record.body = text ? JSON.parse(text) : undefined;
+            record.body = summary ? JSON.parse(summary) : text ? JSON.parse(text) : undefined;
           } catch {
-            record.body = text;
+            record.body = summary ?? text;
           }
         }
       } catch (err) {
