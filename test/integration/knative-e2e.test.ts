@@ -9,6 +9,7 @@
 // Asserted are observations only (Swarm status, the ConfigMap, the revision
 // Deployments' replicas), with generous waits; no durations. Numbers (the
 // cold path) are printed, not asserted.
+import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Swarm } from '../../lib/api/types.js';
 import { assignmentOf, parse } from '../../lib/workerconfig/index.js';
@@ -72,6 +73,8 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
   }, 40 * MINUTES);
 
   afterAll(async () => {
+    // A cluster started for this run (.swarm/test-<pid>) goes with everything in it; a reused one gets its CPUs back.
+    if (basename(workDir).startsWith('test-')) return;
     await uninstallSwarmAndKnative(kubeconfig, progress);
   }, 15 * MINUTES);
 
