@@ -251,7 +251,7 @@ export async function applySample(kubeconfig: string, workerImage: string): Prom
  * `npm run undeploy` and the Swarm CRD while Knative's controllers still clear
  * their finalizers, then Traefik and the release YAMLs in reverse order.
  */
-export async function uninstallSwarmAndKnative(kubeconfig: string, progress: Progress): Promise<void> {
+export async function uninstallSwarmAndKnative(kubeconfig: string, progress: Progress, options: { waitForNamespaces?: boolean } = {}): Promise<void> {
   const started = Date.now();
   const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
     try {
@@ -272,7 +272,7 @@ export async function uninstallSwarmAndKnative(kubeconfig: string, progress: Pro
     const path = built.manifests[file];
     if (path) await step(`delete ${file}`, () => kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=false', '-f', path]));
   }
-  for (const ns of ['knative-eventing', 'knative-serving']) {
+  for (const ns of options.waitForNamespaces === false ? [] : ['knative-eventing', 'knative-serving']) {
     await step(`wait for namespace ${ns} to go`, () => kubectl(kubeconfig, ['wait', '--for=delete', `namespace/${ns}`, '--timeout=60s']));
   }
   progress(`Swarm, Knative and Traefik removed in ${seconds(started)}`);

@@ -73,9 +73,10 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
   }, 40 * MINUTES);
 
   afterAll(async () => {
-    // A cluster started for this run (.swarm/test-<pid>) goes with everything in it; a reused one gets its CPUs back.
-    if (basename(workDir).startsWith('test-')) return;
-    await uninstallSwarmAndKnative(kubeconfig, progress);
+    // Always: the deployed ApiServerSource watches every namespace labelled for Swarm, and the
+    // functions' ServiceAccounts are the ones the later e2e files bind in theirs — left running, this
+    // Swarm would reconcile their Swarms too. A reused cluster also waits for Knative's namespaces to go.
+    await uninstallSwarmAndKnative(kubeconfig, progress, { waitForNamespaces: !basename(workDir).startsWith('test-') });
   }, 15 * MINUTES);
 
   it('routes the functions through Traefik: both Knative Services Ready at their cluster-local URL', async () => {
