@@ -12,7 +12,7 @@ import { readLastChange, readRestarts, type LastChange } from '../decisions/work
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
-import { cachedAssigner, cachedConfigReader } from './config-cache.js';
+import { cachedConfigReader } from './config-cache.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
@@ -91,7 +91,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   // Status judges coverage from the pods and their acknowledgements, so assign always reads them.
   const read = cachedConfigReader(obs.configMap);
   const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
-  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read, cachedAssigner(obs.swarm));
+  const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read);
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
     carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));
