@@ -335,7 +335,7 @@ async function moduleFiles(root: string): Promise<ModuleFile[]> {
 }
 
 /** The module cache's files are read-only; the copy is built in, so make it writable. */
-async function chmodTree(root: string): Promise<void> {
+export async function chmodTree(root: string): Promise<void> {
   for (const name of await readdir(root)) {
     const path = join(root, name);
     const stat = await lstat(path);

@@ -18,12 +18,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, cp, lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { ProgressFn } from './build.js';
-import { acquireLock, cacheRoot, goVersion, stderrProgress } from './build.js';
+import { acquireLock, cacheRoot, chmodTree, goVersion, stderrProgress } from './build.js';
 import type { ImageArchive } from './images.js';
 import type { ImageConfig, TarEntry } from './oci.js';
 import { ociArchive, tar } from './oci.js';
@@ -391,14 +391,6 @@ async function moduleCopy(module: string, version: string, scratch: string, targ
   return target;
 }
 
-async function chmodTree(root: string): Promise<void> {
-  for (const name of await readdir(root)) {
-    const path = join(root, name);
-    const info = await lstat(path);
-    await chmod(path, info.mode | 0o200);
-    if (info.isDirectory()) await chmodTree(path);
-  }
-}
 
 interface Done {
   readonly builtAt: string;
