@@ -67,6 +67,11 @@ async function step(change: () => Promise<unknown>, replicas: number, jobs: read
   const { at } = await runningExactlyOnce(world.workers, jobs, replicas);
   const surviving = jobs.filter((j) => before.includes(j));
   const report = world.workers.report(surviving, { from, to: at });
+  if (report.gaps.length > 0 || report.totals.duplicateSeconds > 0) {
+    // A failing step says what the workers reported, for the jobs concerned.
+    const concerned = [...new Set([...report.gaps.map((g) => g.job), ...report.jobs.filter((j) => j.duplicates.length > 0).map((j) => j.job)])];
+    console.log(`[handoff-e2e] step from ${new Date(from).toISOString()}: gaps ${JSON.stringify(report.gaps)}\n${world.workers.explain(concerned, { from, to: at }).join('\n')}`);
+  }
   const uidsAfter = liveUids();
   const restarted = [...uidsAfter].filter(([name, uid]) => uidsBefore.has(name) && uidsBefore.get(name) !== uid).map(([name]) => name);
   return { report, restarted };

@@ -14,7 +14,7 @@ import { parseReportLine, type ParsedReport } from './log-line.js';
 
 export class CoverageRecorder {
   /** Every report, in arrival order, with the source it came from. */
-  readonly reports: Array<ObservedReport & ParsedReport> = [];
+  readonly reports: Array<ObservedReport & ParsedReport & { arrivedAt?: number }> = [];
   readonly ends: SourceEnd[] = [];
   /** Things the recorder could not observe (a pod gone before its log was read): a report is only as good as these are few. */
   readonly misses: string[] = [];
@@ -46,6 +46,23 @@ export class CoverageRecorder {
 
   report(jobs: readonly string[], window: Span): CoverageReport {
     return coverageOf(this.ownerships(), jobs, window);
+  }
+
+  /**
+   * For a failed step: every report and source end touching `jobs` around `window`, one line
+   * each, times in ms from the window's start (worker clock; arrival at the recorder in brackets).
+   */
+  explain(jobs: readonly string[], window: Span, marginMs = 60_000): string[] {
+    const rel = (t: number) => `${t - window.from >= 0 ? '+' : ''}${t - window.from}`;
+    const wanted = new Set(jobs);
+    const podOf = new Map(this.reports.map((r) => [r.source, r.pod ?? r.source]));
+    const sourcesOfJobs = new Set(this.reports.filter((r) => r.job !== undefined && wanted.has(r.job)).map((r) => r.source));
+    const near = (t: number) => t >= window.from - marginMs && t <= window.to + marginMs;
+    const lines = this.reports
+      .filter((r) => near(r.time) && ((r.job !== undefined && wanted.has(r.job)) || (r.job === undefined && sourcesOfJobs.has(r.source))))
+      .map((r) => `${rel(r.time)} [${r.arrivedAt === undefined ? '?' : rel(r.arrivedAt)}] ${podOf.get(r.source)} (${r.source.slice(0, 8)}) ${r.event}${r.job ? ` ${r.job}` : ''}${r.version === undefined ? '' : ` v${r.version}`}`);
+    const ends = this.ends.filter((e) => sourcesOfJobs.has(e.source) && near(e.at)).map((e) => `${rel(e.at)} ${podOf.get(e.source)} (${e.source.slice(0, 8)}) source ${e.how}`);
+    return [...lines, ...ends, ...this.misses.map((m) => `miss: ${m}`)];
   }
 
   /** When the state the workers run at `window.to` began (see core.ts lastChangeIn). */
@@ -156,7 +173,7 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
         const parsed = parseReportLine(line);
         // The Log API follows by name: a line from another incarnation of the name is not this pod's.
         if (!parsed || (parsed.uid !== undefined && parsed.uid !== uid)) return;
-        recorder.reports.push({ source: uid, ...parsed });
+        recorder.reports.push({ source: uid, ...parsed, arrivedAt: Date.now() });
         options.onReport?.(name, parsed);
       });
       const ended = new Promise<void>((resolve) => sink.on('finish', resolve).on('close', resolve).on('error', () => resolve()));
