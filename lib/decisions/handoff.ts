@@ -66,7 +66,12 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
   const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
   const publishedTo = publishedSets(previous);
   // The new owner runs the job: it was published to it and its pod acknowledges that share.
-  const received = (job: string, to: string): boolean => publishedTo(to).has(job) && caughtUp(facts(to));
+  // A gainer with no pod runs nothing yet (the StatefulSet grows only after the config is
+  // written, so the events right after the write see none): its loser keeps the job.
+  const received = (job: string, to: string): boolean => {
+    const gainer = facts(to);
+    return gainer.pod !== undefined && publishedTo(to).has(job) && caughtUp(gainer);
+  };
 
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { releasing?: string[]; released?: string[] }> = {};

@@ -72,6 +72,22 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage3, pods: all, leases: done })).write).toBe('none');
   });
 
+  it('scale 2 → 3 by the Swarm: until the new worker has a pod, the losers keep their jobs (a gainer with no pod runs nothing)', () => {
+    // The config over 3 is written first and the StatefulSet grows after it: the
+    // events right after the write see no pod for the new worker yet.
+    const { pods, cm, leases } = start(hotReload());
+    const grown = hotReload({ replicas: 3 });
+    const stage1 = written(decideConfigMap({ swarm: grown, statefulSet: sts(2), configMap: cm, pods, leases }));
+    const v2 = configOf(stage1);
+    const releasing = (c: WorkerConfig) => Object.values(c.workloads).flatMap((w) => w.releasing ?? []).sort();
+    expect(releasing(v2)).toHaveLength(3);
+    for (const statefulSet of [sts(2), sts(3)]) {
+      // Again, with no pod for swarm-worker-2: nothing is released, nothing changes.
+      expect(converge(decideConfigMap({ swarm: grown, statefulSet, configMap: stage1, pods, leases })).write).toBe('none');
+    }
+    expect(uncovered(jobs, v2, pods, leases)).toEqual([]);
+  });
+
   it('a newer version before the gainer acknowledged keeps the earlier releases', () => {
     const { pods, cm, leases } = start(swarm);
     const all = [...pods, pod(2)];
