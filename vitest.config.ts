@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// knative-e2e runs last: its Knative teardown (deletes not waited for) loads the
-// 2-core node, and handoff-e2e's "newer version mid-handoff" step has twice shown
-// a sub-second gap on changed jobs right after it (a defect under investigation).
+// knative-e2e runs last: on a fresh cluster it leaves Swarm and Knative installed for the
+// cluster's own teardown (undoing them costs a minute), and an installed Swarm would also
+// reconcile the Swarms of the e2e files after it (its ApiServerSource watches every enabled namespace).
 class KnativeLast extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const last = (f: TestSpecification) => (f.moduleId.includes('knative-e2e') ? 1 : 0);
