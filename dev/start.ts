@@ -5,6 +5,13 @@
 // something, the shares when they change (dev/live-view.ts). The functions'
 // logs and span trees go to .swarm/start.log. Ctrl-C (or SIGTERM, SIGHUP)
 // stops what it started, whatever stdout is (dev/shutdown.ts).
+//
+// `npm start -- --knative`: the same cluster with real Knative Serving and
+// Eventing (and Traefik) instead of the local stand-ins, Swarm deployed with
+// `npm run deploy` and its own image, the live view from what it observes
+// (dev/observed-view.ts). About a minute longer to start; the default keeps the
+// local stand-ins because its view can show every delivery and the functions
+// run as host processes a person can debug.
 import { openSync, writeSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import pinoPretty from 'pino-pretty';
@@ -16,10 +23,12 @@ import { readSwarmView } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, linkBinaries, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
+import { applySample, deploySwarmOnKnative, installKnative, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
 import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import { withWorkerImage } from '../test/harness/worker-pool.js';
 import type { Delivery } from './broker/local-broker.js';
 import { liveView, stepFromDelivery, type ViewState } from './live-view.js';
+import { observedView, type ObservedMemory } from './observed-view.js';
 import { resyncPeriodMs } from './resync-timer.js';
 import { say, stopOnSignals } from './shutdown.js';
 import { TracePrinter } from './trace-printer.js';
@@ -101,6 +110,8 @@ async function main(): Promise<void> {
     cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid, signal: aborter.signal }), (c) => c.stop());
     kubeconfig = cluster.kubeconfigPath;
   }
+  if (process.argv.includes('--knative')) return startOnKnative(cluster, kubeconfig, running !== undefined);
+  progress('Knative: the local stand-ins (a local broker, the functions as host processes: every delivery in the view); `npm start -- --knative` for real Serving + Eventing');
   progress('building the worker image from the Dockerfile if needed (first run: a few minutes), importing it into the node');
   const workerImage = await ensureWorkerImage(cluster, (l) => progress(l));
 
@@ -142,6 +153,44 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** Real Knative Serving + Eventing + Traefik, Swarm deployed the user's way, the sample, then the observed view. */
+async function startOnKnative(cluster: Cluster | string, kubeconfig: string, reused: boolean): Promise<void> {
+  progress('installing Knative Serving + Eventing + Traefik from the images `npm run knative:images` builds (first run: about 30 minutes, cached afterwards)');
+  const installed = await installKnative(cluster, { kubeconfig, progress });
+  progress('deploying Swarm with `npm run deploy` and its image built from the Dockerfile');
+  const deployed = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress, watchNamespaces: [SAMPLE_NAMESPACE] });
+  await applySample(kubeconfig, deployed.workerImage);
+  if (reused) stops.push(async () => progress('Knative and Swarm stay installed on the reused cluster (`npm run undeploy` removes Swarm)'));
+  const kubectlHint = '.swarm/bin/kubectl --kubeconfig .swarm/kubeconfig';
+  say(
+    [
+      'try, in another terminal:',
+      `    ${kubectlHint} -n ${SAMPLE_NAMESPACE} scale swm/swarm-worker --replicas 3`,
+      `    ${kubectlHint} -n ${SAMPLE_NAMESPACE} get swm`,
+      `    ${kubectlHint} -n ${SYSTEM_NAMESPACE} get ksvc,broker,trigger,apiserversource,pingsource`,
+      'The functions scale to zero when idle; a change wakes assign through the activator. Ctrl-C stops everything npm start started.',
+      '',
+    ].join('\n'),
+  );
+  const kube = createK8sClient(loadKubeConfig(kubeconfig));
+  const read = readSwarmView(kube);
+  let memory: ObservedMemory = {};
+  const observe = async () => {
+    const [swarm, view, ...pods] = await Promise.all([
+      kube.getSwarm(SAMPLE_NAMESPACE, 'swarm-worker'),
+      read(SAMPLE_NAMESPACE, 'swarm-worker'),
+      ...['swarm-assign', 'swarm-restart'].map((fn) => kube.listPods(SYSTEM_NAMESPACE, `serving.knative.dev/service=${fn}`)),
+    ]);
+    const functionPods = Object.fromEntries(['swarm-assign', 'swarm-restart'].map((fn, i) => [fn, pods[i]!.filter((p) => !p.terminating).length]));
+    const next = observedView(memory, { time: clock(), swarm: `${SAMPLE_NAMESPACE}/swarm-worker`, status: swarm?.status, ...(view ? { view } : {}), functionPods });
+    memory = next.memory;
+    for (const line of next.lines) say(`${line}\n`);
+  };
+  // Polled: the view must survive the functions' pods coming and going, and a watch gains nothing at this rate.
+  const timer = setInterval(() => void observe().catch((err: unknown) => say(`live view: ${String(err)}\n`)), 1000);
+  stops.push(async () => clearInterval(timer));
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,85 @@
+// `npm start -- --knative`'s live view (dev/observed-view.ts): polled
+// observations of a scale 2 → 3 on real Knative, the functions waking from
+// zero and going back; a line only when something changed.
+import { describe, expect, it } from 'vitest';
+import { observedView, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
+import type { Swarm } from '../../lib/api/types.js';
+import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
+
+const SWARM = 'swarm/swarm-worker';
+const worker = (n: number) => `swarm-worker-${n}`;
+
+const v1: SwarmView = swarmView({
+  swarm: { metadata: { namespace: 'swarm', name: 'swarm-worker' } },
+  config: { version: 1, workloads: { [worker(0)]: { jobs: ['a', 'b', 'c'], version: 1 }, [worker(1)]: { jobs: ['d', 'e', 'f'], version: 1 } } },
+  pendingRestarts: [],
+  lastChange: { version: 1, moves: ['a', 'b', 'c', 'd', 'e', 'f'].map((job, i) => ({ job, from: null, to: worker(i < 3 ? 0 : 1) })) },
+});
+const v2: SwarmView = swarmView({
+  swarm: { metadata: { namespace: 'swarm', name: 'swarm-worker' } },
+  config: { version: 2, workloads: { [worker(0)]: { jobs: ['a', 'b'], version: 2 }, [worker(1)]: { jobs: ['d', 'e'], version: 2 }, [worker(2)]: { jobs: ['c', 'f'], version: 2 } } },
+  pendingRestarts: [],
+  lastChange: { version: 2, moves: [{ job: 'c', from: worker(0), to: worker(2) }, { job: 'f', from: worker(1), to: worker(2) }] },
+});
+
+const running = (version: number, replicas: number): Swarm['status'] => ({
+  phase: 'Running',
+  version,
+  replicas,
+  readyReplicas: replicas,
+  uncoveredJobs: 0,
+  conditions: [{ type: 'Ready', status: 'True', reason: 'Converged', message: '', lastTransitionTime: '2026-11-22T00:00:00Z' }],
+});
+
+function play(observations: Observed[]): string[] {
+  let memory: ObservedMemory = {};
+  return observations.flatMap((o) => {
+    const next = observedView(memory, o);
+    memory = next.memory;
+    return next.lines;
+  });
+}
+
+describe('observed live view', () => {
+  it('prints the functions waking and sleeping, status changes and each new config version, once each', () => {
+    const at = (time: string, assign: number, status: Swarm['status'], view: SwarmView): Observed => ({ time, swarm: SWARM, status, view, functionPods: { 'swarm-assign': assign, 'swarm-restart': 0 } });
+    const lines = play([
+      at('10:00:00', 1, running(1, 2), v1),
+      at('10:00:01', 1, running(1, 2), v1),
+      at('10:00:30', 0, running(1, 2), v1),
+      at('10:00:40', 1, running(1, 2), v1),
+      at('10:00:41', 1, { ...running(2, 3), phase: 'Updating', readyReplicas: 2 }, v2),
+      at('10:00:45', 1, running(2, 3), v2),
+    ]);
+    expect(lines).toEqual([
+      '10:00:00 knative swarm-assign 1 pod  swarm-restart 0 pods (scaled to zero)',
+      `10:00:00 status  ${SWARM}  Running v1  2/2 ready  0 uncovered  Ready=True (Converged)`,
+      `10:00:00 config  ${SWARM}  v1  2 workers  6 new jobs`,
+      expect.stringContaining('worker'),
+      expect.stringContaining('swarm-worker-0'),
+      expect.stringContaining('swarm-worker-1'),
+      '10:00:30 knative swarm-assign 0 pods (scaled to zero)  swarm-restart 0 pods (scaled to zero)',
+      '10:00:40 knative swarm-assign 1 pod  swarm-restart 0 pods (scaled to zero)',
+      `10:00:41 status  ${SWARM}  Updating v2  2/3 ready  0 uncovered  Ready=True (Converged)`,
+      `10:00:41 config  ${SWARM}  v2  3 workers  moved 2 jobs (swarm-worker-0 → swarm-worker-2: 1, swarm-worker-1 → swarm-worker-2: 1)`,
+      expect.stringContaining('worker'),
+      expect.stringContaining('swarm-worker-0'),
+      expect.stringContaining('swarm-worker-1'),
+      expect.stringContaining('swarm-worker-2'),
+      `10:00:45 status  ${SWARM}  Running v2  3/3 ready  0 uncovered  Ready=True (Converged)`,
+    ]);
+  });
+
+  it('names a Degraded condition with its reason and message; a Swarm without status says so', () => {
+    expect(statusLine(undefined)).toBe('no status yet');
+    const stuck: Swarm['status'] = { ...running(3, 2), conditions: [{ type: 'Degraded', status: 'True', reason: 'RolloutStuck', message: 'swarm-worker-1: Unschedulable', lastTransitionTime: '2026-11-22T00:00:00Z' }] };
+    expect(statusLine(stuck)).toBe('Running v3  2/2 ready  0 uncovered  Degraded: RolloutStuck — swarm-worker-1: Unschedulable');
+  });
+
+  it('keeps the last version printed while the config cannot be read', () => {
+    const first = observedView({}, { time: '10:00:00', swarm: SWARM, status: running(1, 2), view: v1, functionPods: {} });
+    const blind = observedView(first.memory, { time: '10:00:01', swarm: SWARM, status: running(1, 2), functionPods: {} });
+    expect(blind.lines).toEqual([]);
+    expect(observedView(blind.memory, { time: '10:00:02', swarm: SWARM, status: running(1, 2), view: v1, functionPods: {} }).lines).toEqual([]);
+  });
+});
