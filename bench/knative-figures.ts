@@ -5,7 +5,9 @@
 
 /** One change made while swarm-assign had no pod: every instant in ms since the epoch (one machine, one clock). */
 export interface ColdRun {
-  /** `kubectl scale swm` returned: the write is in the API server. */
+  /** The PATCH of the Swarm's scale subresource was sent. */
+  readonly requestedAt?: number;
+  /** Its answer arrived: the write is in the API server, somewhere since requestedAt. */
   readonly writtenAt: number;
   /** The revision's Deployment went from 0 to ≥ 1 replicas (the autoscaler, poked by the activator holding the request). */
   readonly scaledUpAt?: number;
@@ -17,11 +19,14 @@ export interface ColdRun {
   readonly processStartAt?: number;
   /** The function logged `listening`. */
   readonly listeningAt?: number;
+  /** That event reached the function: the `handled` line's time less its `ms`. */
+  readonly receivedAt?: number;
   /** The function logged `handled` for the first event after the write. */
   readonly answeredAt?: number;
 }
 
 export interface WarmRun {
+  readonly requestedAt?: number;
   readonly writtenAt: number;
   readonly answeredAt?: number;
   /** The `ms` of that `handled` line: the request inside the function. */
@@ -46,11 +51,12 @@ export const COLD_SEGMENTS: ReadonlyArray<{ name: string; spans: string; from: k
   },
   { name: '→ listening', spans: "Node loading dist/functions/server.js and its modules, the Kubernetes client, the HTTP server bound", from: 'processStartAt', to: 'listeningAt' },
   {
-    name: '→ first event answered',
-    spans: "queue-proxy's readiness probe passing, the activator forwarding the held request, the reconcile (its API reads and writes) and the answer",
+    name: '→ event in the function',
+    spans: "queue-proxy's readiness probe passing, the activator forwarding the held request through queue-proxy",
     from: 'listeningAt',
-    to: 'answeredAt',
+    to: 'receivedAt',
   },
+  { name: '→ answered', spans: "the reconcile (its API reads and writes; the process's first requests) and the answer", from: 'receivedAt', to: 'answeredAt' },
 ];
 
 export const durationOf = (run: ColdRun, from: keyof ColdRun, to: keyof ColdRun): number | undefined => {
@@ -67,6 +73,10 @@ export function p50max(values: ReadonlyArray<number | undefined>): { p50: number
 }
 
 export const seconds = (ms: number | undefined): string => (ms === undefined ? '—' : (ms / 1000).toFixed(2));
+
+/** The write's bracket: from sending the PATCH to its answer, the write somewhere in between. */
+export const writeBracket = (runs: ReadonlyArray<{ requestedAt?: number; writtenAt: number }>) =>
+  p50max(runs.map((r) => (r.requestedAt === undefined ? undefined : r.writtenAt - r.requestedAt)));
 
 /** The cold path's table: one row per part, then the whole, p50 / max over the runs, and each run. */
 export function coldTable(runs: readonly ColdRun[]): string[] {
@@ -92,7 +102,8 @@ export function warmTable(runs: readonly WarmRun[]): string[] {
     `| warm, s | p50 | max | ${runs.map((_, i) => `run ${i + 1}`).join(' | ')} |`,
     `| --- | ---: | ---: | ${runs.map(() => '---:').join(' | ')} |`,
     row('**write → event answered**', runs.map((r) => (r.answeredAt === undefined ? undefined : r.answeredAt - r.writtenAt))),
-    row('of which inside the function (`ms` of `handled`)', runs.map((r) => r.handlerMs)),
+    row('write → event in the function', runs.map((r) => (r.answeredAt === undefined || r.handlerMs === undefined ? undefined : r.answeredAt - r.handlerMs - r.writtenAt))),
+    row('in the function (`ms` of `handled`)', runs.map((r) => r.handlerMs)),
   ];
 }
 

@@ -6,8 +6,9 @@
 // and converged. Then, N times: wait until swarm-assign has no pod, `kubectl
 // scale swm` (cold: the activator holds the event while the revision scales
 // from zero), and once the Swarm converged and assign is quiet, the same change
-// back with assign up (warm). Each figure runs from the moment `kubectl scale`
-// returned to assign's own `handled` log line, and the cold one is cut into
+// back with assign up (warm). Each figure runs from the write (the PATCH of the
+// Swarm's scale subresource `kubectl scale` sends, answered) to assign's own
+// `handled` log line, and the cold one is cut into
 // its parts from what this script's watches saw, the node's /proc and the
 // function's log lines. Also: the functions image's size, and the memory of
 // assign's container (cgroup v1, and the Node process's VmRSS/VmHWM). A
@@ -19,13 +20,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import type { Swarm } from '../lib/api/types.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { ensureImages } from '../test/image/build.js';
 import { applySample, deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
 import { eventually } from '../test/support/timeline.js';
-import { coldTable, dominantPart, logEntry, p50max, processStartMs, seconds, warmTable, type ColdRun, type WarmRun } from './knative-figures.js';
+import { coldTable, dominantPart, logEntry, p50max, processStartMs, seconds, warmTable, writeBracket, type ColdRun, type WarmRun } from './knative-figures.js';
 import { withSection } from './results-file.js';
 
 const SECTION = 'bench:knative';
@@ -190,9 +191,15 @@ async function main(cluster: Cluster): Promise<string> {
         5 * MINUTES,
         500,
       );
-    const scale = async (replicas: number): Promise<number> => {
-      await kubectl(kubeconfig, ['scale', 'swm/swarm-worker', '-n', NS, '--replicas', String(replicas)]);
-      return Date.now();
+    // What `kubectl scale swm` sends, from this process: the write lies between the request and its
+    // answer, a few ms apart, where kubectl's return would add its own exit to it.
+    const scale = async (replicas: number): Promise<{ requestedAt: number; writtenAt: number }> => {
+      const requestedAt = Date.now();
+      await custom.patchNamespacedCustomObjectScale(
+        { group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace: NS, name: 'swarm-worker', body: { spec: { replicas } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      return { requestedAt, writtenAt: Date.now() };
     };
     /** The first `handled` line at or after `since` in any of `pods`' logs. */
     const firstAnswer = (pods: () => PodSeen[], since: number, what: string) =>
@@ -227,22 +234,24 @@ async function main(cluster: Cluster): Promise<string> {
       await atZero();
       const target = replicas === 2 ? 3 : 2;
       const before = new Set(watch.pods.keys());
-      const writtenAt = await scale(target);
+      const { requestedAt, writtenAt } = await scale(target);
       const fresh = () => [...watch.pods.values()].filter((p) => !before.has(p.uid));
       // The new pod, once its Node process exists: its start read from /proc while it lives.
       const pod = await eventually('a new assign pod with its process', async () => fresh().find((p) => containerPid(p) !== undefined), 5 * MINUTES, 100);
       const processStartAt = processStartOf(pod);
-      const answer = await firstAnswer(fresh, writtenAt, 'the cold pod answered');
+      const answer = await firstAnswer(fresh, requestedAt, 'the cold pod answered');
       const listeningAt = (await logsOf(kubeconfig, pod.name)).find((e) => e.msg === 'listening')?.time;
       const mem = memoryOf(pod);
       if (mem) coldMemory.push(mem);
       const run: ColdRun = {
+        requestedAt,
         writtenAt,
-        ...(watch.scaleUps.find((t) => t >= writtenAt - 1000) !== undefined ? { scaledUpAt: watch.scaleUps.find((t) => t >= writtenAt - 1000)! } : {}),
+        ...(watch.scaleUps.find((t) => t >= requestedAt) !== undefined ? { scaledUpAt: watch.scaleUps.find((t) => t >= requestedAt)! } : {}),
         podCreatedAt: pod.createdAt,
         ...(pod.scheduledAt !== undefined ? { scheduledAt: pod.scheduledAt } : {}),
         ...(processStartAt !== undefined ? { processStartAt } : {}),
         ...(listeningAt !== undefined ? { listeningAt } : {}),
+        ...(answer.ms !== undefined ? { receivedAt: answer.time - answer.ms } : {}),
         answeredAt: answer.time,
       };
       cold.push(run);
@@ -267,9 +276,9 @@ async function main(cluster: Cluster): Promise<string> {
         500,
       );
       const up = () => watch.live();
-      const warmAt = await scale(back);
-      const warmAnswer = await firstAnswer(up, warmAt, 'the warm pod answered');
-      warm.push({ writtenAt: warmAt, answeredAt: warmAnswer.time, ...(warmAnswer.ms !== undefined ? { handlerMs: warmAnswer.ms } : {}) });
+      const { requestedAt: warmRequestedAt, writtenAt: warmAt } = await scale(back);
+      const warmAnswer = await firstAnswer(up, warmRequestedAt, 'the warm pod answered');
+      warm.push({ requestedAt: warmRequestedAt, writtenAt: warmAt, answeredAt: warmAnswer.time, ...(warmAnswer.ms !== undefined ? { handlerMs: warmAnswer.ms } : {}) });
       progress(`run ${i}: warm ${replicas}→${back}: answered ${seconds(warmAnswer.time - warmAt)} s (${warmAnswer.ms} ms in the function, ${warmAnswer.type})`);
       replicas = back;
       await converged(replicas);
@@ -300,6 +309,7 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
     return `| ${what} (${ms.length}) | ${f((m) => m.vmRss)} | ${f((m) => m.vmHwm)} | ${f((m) => m.rss)} | ${f((m) => m.usage)} | ${f((m) => m.maxUsage)} |`;
   };
   const top = dominantPart(cold);
+  const bracket = writeBracket([...cold, ...warm]);
   const whole = p50max(cold.map((r) => (r.answeredAt === undefined ? undefined : r.answeredAt - r.writtenAt)));
   const warmWhole = p50max(warm.map((r) => (r.answeredAt === undefined ? undefined : r.answeredAt - r.writtenAt)));
   return [
@@ -309,9 +319,9 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
     `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet, cgroup v1), shared with other work while it ran.`,
     '',
     "Scenario: a fresh local cluster with the real node; Knative Serving + Eventing (MT channel broker, in-memory channel) + Traefik and Swarm deployed with `npm run deploy` (test/harness/real-knative.ts, as knative-e2e: the functions image built from the Dockerfile and imported into the node's containerd, so never pulled; scale-to-zero grace 10 s, stable window 12 s; the resync PingSource pushed to once a year so assign can idle); the sample (`knative/samples`, policy Restart) converged at 2 workers. " +
-      `Then ${cold.length} times: wait until ${SERVICE} has no pod, \`kubectl scale swm/swarm-worker\` 2→3 or 3→2 (**cold**); once the Swarm converged (Running, every worker acknowledging) and assign logged nothing for ${QUIET_MS / 1000} s, the same change back (**warm**, assign up); converge again.`,
+      `Then ${cold.length} times: wait until ${SERVICE} has no pod, scale the Swarm 2→3 or 3→2 (**cold**; the merge PATCH of its scale subresource that \`kubectl scale swm/swarm-worker\` sends, from the bench's process); once the Swarm converged (Running, every worker acknowledging) and assign logged nothing for ${QUIET_MS / 1000} s, the same change back (**warm**, assign up); converge again.`,
     '',
-    "What each figure spans. Every instant is read on this machine's one clock. *write*: `kubectl scale` returned (the write is in the API server; kubectl's own start adds ~0.1 s before it, not counted). *answered*: the `time` of assign's `handled` log line (pino, after the reconcile, as the answer goes out) for the first event it handled after the write; the time the broker accepted the event is not observable here (its ingress does not log it), so the figures start at the write and include the ApiServerSource's watch and its POST to the broker. *Deployment scaled up*, *pod created*, *scheduled*: first seen by this script's watches (a few ms late). *Node process started*: the container's pid 1 from its memory cgroup, its start from /proc/<pid>/stat (10 ms ticks). *listening*: the function's `listening` log line.",
+    `What each figure spans. Every instant is read on this machine's one clock. *write*: the PATCH's answer arrived (the write is in the API server; it was sent ${seconds(bracket?.p50)} s before, p50, max ${seconds(bracket?.max)}: the write lies in between). *answered*: the \`time\` of assign's \`handled\` log line (pino, after the reconcile, as the answer goes out) for the first event it handled after the write; the time the broker accepted the event is not observable here (its ingress does not log it), so the figures start at the write and include the ApiServerSource's watch and its POST to the broker. *Deployment scaled up*, *pod created*, *scheduled*: first seen by this script's watches (a few ms late). *Node process started*: the container's pid 1 from its memory cgroup, its start from /proc/<pid>/stat (10 ms ticks). *listening*: the function's \`listening\` log line; *event in the function*: that \`handled\` line's time less its \`ms\` (the request's time inside the function).`,
     '',
     ...coldTable(cold),
     '',
