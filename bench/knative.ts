@@ -315,7 +315,7 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
   return [
     '## Cold start and warm answers on real Knative (bench:knative)',
     '',
-    `Command: \`npm run bench:knative\` (bench/knative.ts via tsx), this tree at ${measuredTree()}. Generated ${new Date().toISOString()}, ${Math.round((Date.now() - startedAt) / 1000)} s.`,
+    `Command: \`npm run bench:knative\` (bench/knative.ts via tsx), this tree at ${measuredTree()}. Generated ${new Date().toISOString()}, ${Math.round((Date.now() - startedAt) / 1000)} s${nodeLockedAt !== undefined ? `, ${Math.round((nodeLockedAt - startedAt) / 1000)} s of it waiting for the real node` : ''}.`,
     `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet, cgroup v1), shared with other work while it ran.`,
     '',
     "Scenario: a fresh local cluster with the real node; Knative Serving + Eventing (MT channel broker, in-memory channel) + Traefik and Swarm deployed with `npm run deploy` (test/harness/real-knative.ts, as knative-e2e: the functions image built from the Dockerfile and imported into the node's containerd, so never pulled; scale-to-zero grace 10 s, stable window 12 s; the resync PingSource pushed to once a year so assign can idle); the sample (`knative/samples`, policy Restart) converged at 2 workers. " +
@@ -327,17 +327,18 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
     '',
     ...warmTable(warm),
     '',
-    `Memory of assign's \`function\` container, MiB, p50 / max over the pods read: *cold*, right after its first answer; *warm*, after each warm change converged. VmRSS/VmHWM of the Node process (/proc), rss = the memory cgroup's total_rss, usage/max = memory.usage_in_bytes / memory.max_usage_in_bytes (page cache included; its limit is 384Mi, knative/base/services.yaml).`,
+    `Memory of assign's \`function\` container, MiB, p50 / max over the pods read: *cold*, right after its first answer; *warm*, after each warm change converged. VmRSS/VmHWM of the Node process (/proc), rss = the memory cgroup's total_rss, usage/max = memory.usage_in_bytes / memory.max_usage_in_bytes (page cache included; its limit is 384Mi, knative/base/services.yaml). VmRSS also counts the file pages the process maps (the node binary, its libraries), which the cgroup counts as cache: the cgroup's rss is the process's own (anonymous) memory.`,
     '',
     '| assign container | VmRSS | VmHWM | cgroup rss | cgroup usage | cgroup max usage |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
     memRow('cold, after the first answer', coldMemory),
     memRow('warm', warmMemory),
     '',
-    `Image: \`${functions.name}\`, OCI archive ${mib(functions.bytes)} MiB (test/image: the Dockerfile's \`functions\` target built by buildah), ${onNode?.sizeBytes !== undefined ? `${mib(onNode.sizeBytes)} MiB as the node reports it (node.status.images, containerd's CRI size)` : 'not found in node.status.images'}.`,
+    `Image: \`${functions.name}\`, OCI archive ${mib(functions.bytes)} MiB (test/image: the Dockerfile's \`functions\` target built by buildah), ${onNode?.sizeBytes !== undefined ? `${mib(onNode.sizeBytes)} MiB as the node reports it (node.status.images: containerd's CRI size, the image's content as stored, not its unpacked filesystem)` : 'not found in node.status.images'}.`,
     '',
     `Reading it: from zero, assign answered a change ${seconds(whole?.p50)} s (p50; max ${seconds(whole?.max)}) after the write, against ${seconds(warmWhole?.p50)} s (p50; max ${seconds(warmWhole?.max)}) warm.` +
       (top ? ` The largest part of the cold path is *${top.name}* (${seconds(top.p50)} s p50, ${Math.round(top.share * 100)} % of the whole): ${top.spans}.` : '') +
+      " The function container's CPU limit is 500m (knative/base/services.yaml): Node loads its modules on half a core at most; this benchmark does not vary it." +
       " The image is already on the node here; a cluster that pulls it adds the pull between *scheduled* and *process started*. No peer: the original operator is a long-running controller, never scaled to zero, so it has no cold start to compare; its answer to a change is bench:coverage's business. One run of N changes; on a 2-core machine shared with other work the seconds move from run to run.",
   ].join('\n');
 }
@@ -353,6 +354,7 @@ function measuredTree(): string {
 }
 
 const startedAt = Date.now();
+let nodeLockedAt: number | undefined;
 const abort = new AbortController();
 let cluster: Cluster | undefined;
 let stopping: Promise<void> | undefined;
@@ -380,6 +382,7 @@ try {
     onProgress: (line) => progress(`  ${line}`),
     // Others hold the one real node in turns: wait for it rather than fail.
     nodeLockTimeoutMs: 60 * MINUTES,
+    onNodeLocked: () => (nodeLockedAt = Date.now()),
     signal: abort.signal,
   });
   body = await main(cluster);
