@@ -64,7 +64,10 @@ async function main(command: string | undefined): Promise<number> {
       process.once('SIGINT', () => {
         void stopCluster(defaultWorkDir).finally(() => process.exit(130));
       });
-      const cluster = await startCluster({ workDir: defaultWorkDir });
+      // `--sync-frequency 5s`: the kubelet's pod resync (and so ConfigMap volume refresh), as the integration tier's cluster has.
+      const at = process.argv.indexOf('--sync-frequency');
+      const syncFrequency = at > 0 ? process.argv[at + 1] : undefined;
+      const cluster = await startCluster({ workDir: defaultWorkDir, ...(syncFrequency ? { syncFrequency } : {}) });
       const linkDir = relative(repoRoot, await linkBinaries());
       process.stdout.write(
         `cluster up: ${cluster.server}\n` +
