@@ -210,7 +210,9 @@ function removeEmptyTree(dir: string): void {
 }
 
 function removeCgroupTree(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+  // A pod's cgroup can vanish while the tree is walked (its last process just exited).
+  const entries = safe(() => readdirSync(dir, { withFileTypes: true })) ?? [];
+  for (const entry of entries) {
     if (entry.isDirectory()) removeCgroupTree(`${dir}/${entry.name}`);
   }
   try {
