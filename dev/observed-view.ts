@@ -57,7 +57,8 @@ export function observedView(memory: ObservedMemory, o: Observed): { memory: Obs
   if (status !== memory.status) line('status', `${o.swarm}  ${status}`);
 
   const view = o.view;
-  if (view && view.version !== memory.version) {
+  // Version 0: no config written yet (nothing to show until the first).
+  if (view && view.version > 0 && view.version !== memory.version) {
     const moves = view.lastChange?.version === view.version ? `  ${describeMoves(view.lastChange.moves)}` : '';
     line('config', `${o.swarm}  v${view.version}  ${plural(view.workers.length, 'worker')}${moves}`);
     lines.push(...sharesTable(view));
