@@ -20,10 +20,8 @@
 //   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
 //                                                   both Swarm runs, then the original operator, per
 //                                                   sync period → bench/RESULTS.md (bench:coverage:original)
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Swarm } from '../lib/api/types.js';
@@ -40,6 +38,7 @@ import { eventually } from '../test/support/timeline.js';
 import { CURRENT_COVERAGE_SECTION, ORIGINAL_COVERAGE_SECTION } from './coverage-section.js';
 import { assignmentDefects, fmt, podNames, runsAssignment, sideBySideTable, stepsTable, type Assignment, type StepResult } from './coverage-steps.js';
 import { withSection } from './results-file.js';
+import { measuredTree, realNodeMachine } from './run-info.js';
 
 const SCALES = [3, 4, 1, 3];
 const START_REPLICAS = 2;
@@ -327,19 +326,9 @@ function peerSection(runs: readonly Run[]): string[] {
   return out;
 }
 
-const machine = `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet), shared with other work while it ran.`;
+const machine = realNodeMachine();
 const measures =
   "Per step, over the window from the command until the workers' own reports show them running what the ConfigMap assigns at a newer version, each of the new replica count's pods its share, in a state that then holds for 25 s (a system may still act after the workers first agree: the original deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick, when hot-reloading workers may already run the new share); the window ends where that final state began (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *config written*: the ConfigMap held the version the step ended at; *status converged* (Swarm): the Swarm said Running at the new version with every pod Ready (the step waits for it too); *workers converged*: what the workers themselves ran agreed with the ConfigMap; *assigned to none / to two+ at rest*: jobs the final ConfigMap gives no worker or several (for an exact assignment, 0 / 0, and converged means every job run exactly once). A pod that died without stop lines ends at its container's terminated time. One run per setting: the numbers move by seconds from run to run with the machine's load and the kubelet's timing.";
-
-/** The tree measured: its commit, and whether it had uncommitted changes. */
-function measuredTree(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
-  } catch {
-    return 'an unknown commit';
-  }
-}
 
 const started = Date.now();
 const tree = measuredTree();

@@ -1,0 +1,166 @@
+// The pool script, one home for what deployment-pool-e2e asserts on a
+// Deployment pool and `npm run bench:pools` measures on both pool kinds: three
+// hot-reloading reference workers over the seed's 27 streams, the Swarm
+// scaled 3 → 5 → 2, a rolling update of the pod template, a pod deleted by
+// hand; after each step the pool settled and every job run exactly once, and
+// what the step cost by the workers' own reports.
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { Swarm } from '../../lib/api/types.js';
+import { parse } from '../../lib/workerconfig/index.js';
+import { seedStreams } from '../support/fixtures.js';
+import { eventually } from '../support/timeline.js';
+import { apiClients } from './cluster-fixtures.js';
+import type { EndToEnd } from './end-to-end.js';
+import { kubectl } from './local-knative.js';
+import { deploymentPoolYaml, runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from './worker-pool.js';
+
+export type PoolKind = 'Deployment' | 'StatefulSet';
+
+/** A step waits for pods to start, hand over and drain (the kubelet refreshes a mounted ConfigMap on its sync period). */
+export const STEP_TIMEOUT = 600_000;
+export const START_REPLICAS = 3;
+
+/** What one step cost: the benchmark's table row. */
+export interface StepCost {
+  pool: PoolKind;
+  step: string;
+  /** Job starts during the step, by the workers' reports: each is a move (or a restart's reload). */
+  moves: number;
+  /** Pods alive at the step's start that are gone or have a new uid at its end, less a scale-down's departures. */
+  podsReplaced: number;
+  uncoveredSeconds: number;
+  duplicateSeconds: number;
+}
+
+export interface StepOutcome {
+  cost: StepCost;
+  report: ReturnType<EndToEnd['workers']['report']>;
+  /** Largest share minus smallest, at the end. */
+  spread: number;
+  /** Pods running jobs before and after (name → jobs). */
+  before: Record<string, string[]>;
+  after: Record<string, string[]>;
+}
+
+/** One step of the script: what changes, and the worker count it ends at. */
+export interface ScriptStep {
+  name: string;
+  replicas: number;
+  change(run: PoolRun, before: Record<string, string[]>): Promise<unknown>;
+}
+
+/** The pod the pod-deleted step deletes: the first by name of those running jobs before it. */
+export const victimOf = (before: Record<string, string[]>): string => Object.keys(before).sort()[0]!;
+
+const scaleSwarm = (from: number, replicas: number): ScriptStep => ({
+  name: `scale ${from} → ${replicas}`,
+  replicas,
+  change: (run) => kubectl(run.kubeconfig, ['-n', run.namespace, 'scale', 'swm/swarm-worker', '--replicas', String(replicas)]),
+});
+
+/** The script's steps after the start, by name (SCRIPT_STEPS: in order). */
+export const SCRIPT = {
+  scaleUp: scaleSwarm(START_REPLICAS, 5),
+  scaleDown: scaleSwarm(5, 2),
+  rollingUpdate: {
+    name: 'rolling update',
+    replicas: 2,
+    change: (run) => kubectl(run.kubeconfig, ['-n', run.namespace, 'rollout', 'restart', `${run.pool.toLowerCase()}/swarm-worker`]),
+  },
+  podDeleted: {
+    name: 'a pod deleted',
+    replicas: 2,
+    change: (run, before) => run.core.deleteNamespacedPod({ namespace: run.namespace, name: victimOf(before) }),
+  },
+} satisfies Record<string, ScriptStep>;
+export const SCRIPT_STEPS: readonly ScriptStep[] = [SCRIPT.scaleUp, SCRIPT.scaleDown, SCRIPT.rollingUpdate, SCRIPT.podDeleted];
+
+/** The script on one pool, in its own namespace. */
+export interface PoolRun {
+  readonly pool: PoolKind;
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  readonly core: CoreV1Api;
+  /** Every status read while settling: a test checks it never said Ready with a job uncovered. */
+  readonly statuses: Swarm['status'][];
+  /** The pool and its Swarm at START_REPLICAS, settled, every job run exactly once; the shares (pod → jobs). */
+  start(): Promise<Record<string, string[]>>;
+  /** One step: its change, then settled and every job run exactly once; what it cost, from its start to then. */
+  step(step: ScriptStep): Promise<StepOutcome>;
+}
+
+/** The script on a pool of `pool` kind in `world`'s namespace. */
+export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, pool: PoolKind): PoolRun {
+  const { core, apps, readSwarm } = apiClients(kubeconfig, namespace);
+  const statuses: Swarm['status'][] = [];
+
+  const configOf = async () => parse((await core.readNamespacedConfigMap({ namespace, name: 'swarm-worker-config' })).data?.['config.yml'] ?? '');
+
+  /** The pods alive by the recorder (not deleted), name → uid. */
+  const livePods = (): Map<string, string> =>
+    new Map([...world.workers.pods.values()].filter((p) => p.deletedAt === undefined).map((p) => [p.name, p.uid]));
+
+  /** The pool controller at `replicas`, every pod of the current template and Ready. */
+  async function rolledOut(replicas: number): Promise<boolean> {
+    if (pool === 'Deployment') {
+      const d = await apps.readNamespacedDeployment({ namespace, name: 'swarm-worker' });
+      return d.spec?.replicas === replicas && d.status?.updatedReplicas === replicas && d.status?.replicas === replicas && d.status?.readyReplicas === replicas;
+    }
+    const s = await apps.readNamespacedStatefulSet({ namespace, name: 'swarm-worker' });
+    return s.spec?.replicas === replicas && s.status?.updatedReplicas === replicas && s.status?.readyReplicas === replicas && s.status?.currentRevision === s.status?.updateRevision;
+  }
+
+  /** Settled: the pool at `replicas` and rolled out, no marks, Running, each worker acknowledging, the departed pods gone. */
+  async function settled(replicas: number): Promise<void> {
+    await eventually(`${pool} settled on ${replicas} worker(s)`, async () => {
+      const s = await readSwarm('swarm-worker');
+      statuses.push(s.status);
+      const config = await configOf();
+      const marks = Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released);
+      const st = s.status;
+      return !marks &&
+        (await rolledOut(replicas)) &&
+        livePods().size === replicas &&
+        Object.keys(config.workloads).length === replicas &&
+        st?.phase === 'Running' &&
+        st.version === config.version &&
+        st.uncoveredJobs === 0 &&
+        st.workers?.length === replicas &&
+        st.workers.every((w) => w.coverage === 'Acknowledged')
+        ? true
+        : undefined;
+    }, STEP_TIMEOUT - 60_000);
+  }
+
+  const run: PoolRun = {
+    pool,
+    kubeconfig,
+    namespace,
+    core,
+    statuses,
+    async start(): Promise<Record<string, string[]>> {
+      const poolYaml = pool === 'Deployment' ? deploymentPoolYaml : workerPoolYaml;
+      await kubectl(kubeconfig, ['apply', '-f', '-'], poolYaml(namespace, START_REPLICAS, world.workerImage));
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, { policy: 'None', replicas: START_REPLICAS, pool }));
+      await settled(START_REPLICAS);
+      return (await runningExactlyOnce(world.workers, seedStreams, START_REPLICAS, { anyPods: true })).byPod;
+    },
+
+    async step(step: ScriptStep): Promise<StepOutcome> {
+      const from = Date.now();
+      const before = world.workers.running(from).byPod;
+      const uidsBefore = livePods();
+      await step.change(run, before);
+      await settled(step.replicas);
+      const { at, byPod: after } = await runningExactlyOnce(world.workers, seedStreams, step.replicas, { anyPods: true, timeoutMs: 120_000 });
+      const report = world.workers.report(seedStreams, { from, to: at });
+      const moves = world.workers.ownerships().ownerships.filter((o) => o.from > from && o.from <= at).length;
+      const sizes = Object.values(after).map((jobs) => jobs.length);
+      const uidsAfter = livePods();
+      const podsReplaced = [...uidsBefore].filter(([pod, uid]) => uidsAfter.get(pod) !== uid).length - Math.max(0, uidsBefore.size - step.replicas);
+      const cost = { pool, step: step.name, moves, podsReplaced, uncoveredSeconds: report.totals.uncoveredSeconds, duplicateSeconds: report.totals.duplicateSeconds };
+      return { cost, report, spread: Math.max(...sizes) - Math.min(...sizes), before, after };
+    },
+  };
+  return run;
+}
