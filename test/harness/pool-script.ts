@@ -12,7 +12,7 @@ import { eventually } from '../support/timeline.js';
 import { apiClients } from './cluster-fixtures.js';
 import type { EndToEnd } from './end-to-end.js';
 import { kubectl } from './local-knative.js';
-import { deploymentPoolYaml, runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from './worker-pool.js';
+import { deploymentPoolYaml, runningExactlyOnce, sampleSwarmYaml, swarmSettled, workerPoolYaml } from './worker-pool.js';
 
 export type PoolKind = 'Deployment' | 'StatefulSet';
 
@@ -115,20 +115,7 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
     await eventually(`${pool} settled on ${replicas} worker(s)`, async () => {
       const s = await readSwarm('swarm-worker');
       statuses.push(s.status);
-      const config = await configOf();
-      const marks = Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released);
-      const st = s.status;
-      return !marks &&
-        (await rolledOut(replicas)) &&
-        livePods().size === replicas &&
-        Object.keys(config.workloads).length === replicas &&
-        st?.phase === 'Running' &&
-        st.version === config.version &&
-        st.uncoveredJobs === 0 &&
-        st.workers?.length === replicas &&
-        st.workers.every((w) => w.coverage === 'Acknowledged')
-        ? true
-        : undefined;
+      return swarmSettled(s, await configOf(), replicas) && (await rolledOut(replicas)) && livePods().size === replicas ? true : undefined;
     }, STEP_TIMEOUT - 60_000);
   }
 

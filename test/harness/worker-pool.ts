@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import type { Swarm } from '../../lib/api/types.js';
+import type { WorkerConfig } from '../../lib/workerconfig/index.js';
 import { repoRoot } from '../controlplane/cluster.js';
 import { recordWorkerPods, type WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { eventually } from '../support/timeline.js';
@@ -131,5 +133,25 @@ export async function runningExactlyOnce(
     async () => exactlyOnceAt(recorder, jobs, replicas, Date.now(), options.anyPods ? null : (options.statefulSetName ?? 'swarm-worker')),
     options.timeoutMs ?? 150_000,
     200,
+  );
+}
+
+/**
+ * The Swarm's side of a settled step: no handoff marks left in the config, and
+ * status Running at that config's version over `replicas` workers, each
+ * acknowledging its share, nothing uncovered. (The pool's side — pods, rollout —
+ * is each test's own.)
+ */
+export function swarmSettled(swarm: Swarm, config: WorkerConfig, replicas: number): boolean {
+  const marks = Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released);
+  const st = swarm.status;
+  return (
+    !marks &&
+    Object.keys(config.workloads).length === replicas &&
+    st?.phase === 'Running' &&
+    st.version === config.version &&
+    st.uncoveredJobs === 0 &&
+    st.workers?.length === replicas &&
+    st.workers.every((w) => w.coverage === 'Acknowledged')
   );
 }

@@ -11,7 +11,7 @@ import { parse } from '../../lib/workerconfig/index.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { enableNamespace, kubectl } from '../harness/local-knative.js';
-import { runningExactlyOnce, sampleSwarmYaml, WORKER_SELECTOR, workerPoolYaml } from '../harness/worker-pool.js';
+import { runningExactlyOnce, sampleSwarmYaml, swarmSettled, WORKER_SELECTOR, workerPoolYaml } from '../harness/worker-pool.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 
@@ -36,7 +36,6 @@ async function settled(replicas: number): Promise<void> {
     const s = await getSwarm();
     statuses.push(s.status);
     const config = await configOf();
-    const marks = Object.values(config.workloads).some((w) => w.releasing || w.awaiting || w.released);
     const sts = await apps.readNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' });
     // The pods themselves, not only status: a step's change (a pod deleted, `kubectl scale sts`)
     // may not have reached the StatefulSet controller yet when status still shows the state before it.
@@ -44,22 +43,11 @@ async function settled(replicas: number): Promise<void> {
     const podsSettled =
       pods.length === replicas &&
       pods.every((p) => p.metadata?.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-    const stsSettled = sts.status?.observedGeneration === sts.metadata?.generation && sts.status?.readyReplicas === replicas && sts.status?.replicas === replicas;
-    const st = s.status;
+    const stsSettled =
+      sts.spec?.replicas === replicas && sts.status?.observedGeneration === sts.metadata?.generation && sts.status?.readyReplicas === replicas && sts.status?.replicas === replicas;
     // The departing pods are gone too (their own stop lines recorded): the next step starts clean.
     const departing = [...liveUids().keys()].filter((name) => Number(name.slice(name.lastIndexOf('-') + 1)) >= replicas);
-    return !marks &&
-      podsSettled &&
-      stsSettled &&
-      departing.length === 0 &&
-      sts.spec?.replicas === replicas &&
-      st?.phase === 'Running' &&
-      st.version === config.version &&
-      st.uncoveredJobs === 0 &&
-      st.workers?.length === replicas &&
-      st.workers.every((w) => w.coverage === 'Acknowledged')
-      ? true
-      : undefined;
+    return swarmSettled(s, config, replicas) && podsSettled && stsSettled && departing.length === 0 ? true : undefined;
   }, 150_000);
 }
 
