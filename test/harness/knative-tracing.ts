@@ -253,15 +253,16 @@ export interface ScaleUpNames {
  * functions' are ours (lib/observability/tracing/instrumentation.ts).
  *
  * Links: everything Knative does travels in the HTTP `traceparent` header, so
- * Knative's hops and assign's reconcile are descendants (HTTP server/client
- * spans, the IMC dispatcher, activator and queue-proxy between). The reply
- * goes back as the HTTP response to the IMC dispatcher that delivered the
- * original event, which posts it to the Trigger's reply path on the filter
- * (pkg/reconciler/broker/trigger/trigger.go path.GenerateReply), which sends it
- * to the broker: so the second ingress hangs under the first, not under assign. restart's reconcile continues the reply's span
- * named in the event's traceparent extension (propagation.ts prefers it to the
- * HTTP header), so it is a child of assign's `send` span, while Knative's
- * delivery to restart is a descendant of the second ingress.
+ * Knative's hops and each reconcile are descendants (HTTP server/client spans,
+ * the IMC dispatcher, activator and queue-proxy between). The reply goes back
+ * as the HTTP response to the IMC dispatcher that delivered the original
+ * event, which posts it to the Trigger's reply path on the filter
+ * (pkg/broker/filter/filter_handler.go handleDispatchToReplyRequest), which
+ * sends it to the broker: so the second ingress hangs under the first, not
+ * under assign. restart's reconcile continues the header too (propagation.ts:
+ * the delivery is the parent), so it hangs under the delivery to restart, and
+ * names assign's `send` span, which the event's traceparent extension carries,
+ * in a span link.
  */
 export function scaleUpHops(names: ScaleUpNames = {}): Hop[] {
   const ns = names.namespace ?? 'swarm-system';
@@ -278,7 +279,7 @@ export function scaleUpHops(names: ScaleUpNames = {}): Hop[] {
       match: { service: 'broker.filter', name: `trigger:${names.restartTrigger ?? 'swarm-restart'}.${ns}` },
       under: 'reply-ingress',
     },
-    { id: 'restart', match: { service: 'swarm-restart', name: 'reconcile restart' }, under: 'reply', link: 'child' },
+    { id: 'restart', match: { service: 'swarm-restart', name: 'reconcile restart' }, under: 'deliver-restart', linksTo: 'reply' },
     { id: 'restart-delete', match: { service: 'swarm-restart', name: 'kube DELETE pods', kind: 'client' }, under: 'restart', link: 'child' },
   ];
 }
