@@ -253,15 +253,16 @@ export interface ScaleUpNames {
  * functions' are ours (lib/observability/tracing/instrumentation.ts).
  *
  * Links: everything Knative does travels in the HTTP `traceparent` header, so
- * Knative's hops and assign's reconcile are descendants (HTTP server/client
- * spans, the IMC dispatcher, activator and queue-proxy between). The reply
- * goes back as the HTTP response to the IMC dispatcher that delivered the
- * original event, which posts it to the Trigger's reply path on the filter
- * (pkg/reconciler/broker/trigger/trigger.go path.GenerateReply), which sends it
- * to the broker: so the second ingress hangs under the first, not under assign. restart's reconcile continues the reply's span
- * named in the event's traceparent extension (propagation.ts prefers it to the
- * HTTP header), so it is a child of assign's `send` span, while Knative's
- * delivery to restart is a descendant of the second ingress.
+ * Knative's hops and each reconcile are descendants (HTTP server/client spans,
+ * the IMC dispatcher, activator and queue-proxy between). The reply goes back
+ * through the filter as the HTTP response to the IMC dispatcher that delivered
+ * the original event, which sends it to the broker ingress itself (seen on
+ * real Knative: `inmemorychannel.dispatcher: send http://broker-ingress…`
+ * under the dispatcher's receive span): so the second ingress hangs under the
+ * first, not under assign. restart's reconcile continues the header too (propagation.ts:
+ * the delivery is the parent), so it hangs under the delivery to restart, and
+ * names assign's `send` span, which the event's traceparent extension carries,
+ * in a span link.
  */
 export function scaleUpHops(names: ScaleUpNames = {}): Hop[] {
   const ns = names.namespace ?? 'swarm-system';
@@ -278,7 +279,61 @@ export function scaleUpHops(names: ScaleUpNames = {}): Hop[] {
       match: { service: 'broker.filter', name: `trigger:${names.restartTrigger ?? 'swarm-restart'}.${ns}` },
       under: 'reply-ingress',
     },
-    { id: 'restart', match: { service: 'swarm-restart', name: 'reconcile restart' }, under: 'reply', link: 'child' },
+    { id: 'restart', match: { service: 'swarm-restart', name: 'reconcile restart' }, under: 'deliver-restart', linksTo: 'reply' },
     { id: 'restart-delete', match: { service: 'swarm-restart', name: 'kube DELETE pods', kind: 'client' }, under: 'restart', link: 'child' },
   ];
+}
+
+type PoolDoc = Manifest & {
+  spec: {
+    replicas?: number;
+    serviceName?: string;
+    statefulSetName?: string;
+    configMapName?: string;
+    selector?: { matchLabels?: Record<string, string> };
+    workload?: { jobs?: unknown[] };
+    restart?: Record<string, unknown>;
+    template?: {
+      metadata?: { labels?: Record<string, string> };
+      spec?: { containers?: { env?: { name: string }[] }[]; volumes?: { configMap?: { name?: string } }[] };
+    };
+  };
+};
+
+/**
+ * A second pool beside the sample whose scale-up's deletes come from assign's
+ * reply. The sample's reference workers hot-reload config.yml and acknowledge
+ * their new share before `restart` acts, so its scale-up deletes nothing; and
+ * with MakeBeforeBreak a loser's restart waits for the gainer's readiness, a
+ * pod event that reaches `restart` directly, in a trace of its own. So: from
+ * the rendered sample (`kubectl kustomize knative/samples`), its StatefulSet
+ * and Swarm renamed `name`, at `replicas`, with `jobs` of its jobs, the pods
+ * not declaring `k8slab.info/acknowledges` and given no POD_UID (they write no
+ * Lease: `restart` deletes each pod whose share changed), and handoff
+ * BreakBeforeMake (a loser restarts first, as soon as assign has written).
+ */
+export function restartingPoolManifests(sample: readonly Manifest[], options: { name: string; replicas: number; jobs: number }): Manifest[] {
+  const { name } = options;
+  const configMapName = `${name}-config`;
+  const statefulSet = sample.find((d) => d.kind === 'StatefulSet') as PoolDoc | undefined;
+  const swarm = sample.find((d) => d.kind === 'Swarm') as PoolDoc | undefined;
+  if (!statefulSet || !swarm) throw new Error('the sample has no StatefulSet or no Swarm');
+  const sts = structuredClone(statefulSet);
+  sts.metadata = { ...sts.metadata, name };
+  sts.spec.replicas = options.replicas;
+  sts.spec.serviceName = name;
+  sts.spec.selector = { matchLabels: { app: name } };
+  const labels: Record<string, string> = { ...sts.spec.template?.metadata?.labels, app: name, 'k8slab.info/swarm': name };
+  delete labels['k8slab.info/acknowledges'];
+  const template = sts.spec.template!;
+  template.metadata = { ...template.metadata, labels };
+  for (const container of template.spec?.containers ?? []) container.env = (container.env ?? []).filter((e) => e.name !== 'POD_UID');
+  for (const volume of template.spec?.volumes ?? []) if (volume.configMap) volume.configMap.name = configMapName;
+  const owner = structuredClone(swarm);
+  owner.metadata = { ...owner.metadata, name };
+  owner.spec.statefulSetName = name;
+  owner.spec.configMapName = configMapName;
+  owner.spec.restart = { ...owner.spec.restart, policy: 'Restart', handoff: 'BreakBeforeMake' };
+  owner.spec.workload = { ...owner.spec.workload, jobs: (owner.spec.workload?.jobs ?? []).slice(0, options.jobs) };
+  return [sts, owner];
 }

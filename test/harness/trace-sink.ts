@@ -39,6 +39,8 @@ export interface CollectedSpan {
   readonly resource: Readonly<Record<string, AttributeValue>>;
   /** 'unset' | 'ok' | 'error'. */
   readonly status: 'unset' | 'ok' | 'error';
+  /** Span links (the spans this one names besides its parent), absent when none. */
+  readonly links?: readonly { readonly traceId: string; readonly spanId: string }[];
 }
 
 const KINDS: readonly SpanKindName[] = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
@@ -135,6 +137,12 @@ export function spansFromOtlpJson(body: unknown): CollectedSpan[] {
         const spanId = hexId(span.spanId, 16, 'spanId');
         if (!traceId || !spanId) throw new Error('OTLP JSON: a span without traceId or spanId');
         const parentSpanId = hexId(span.parentSpanId, 16, 'parentSpanId');
+        const links = list(span.links, 'span.links').flatMap((l) => {
+          const link = record(l, 'span link');
+          const linkTrace = hexId(link.traceId, 32, 'link traceId');
+          const linkSpan = hexId(link.spanId, 16, 'link spanId');
+          return linkTrace && linkSpan ? [{ traceId: linkTrace, spanId: linkSpan }] : [];
+        });
         spans.push({
           traceId,
           spanId,
@@ -148,6 +156,7 @@ export function spansFromOtlpJson(body: unknown): CollectedSpan[] {
           attributes: attributes(span.attributes, 'span.attributes'),
           resource,
           status: statusOf(span.status),
+          ...(links.length ? { links } : {}),
         });
       }
     }
@@ -228,7 +237,11 @@ export function formatTrace(tree: TraceTree): string {
     seen.add(span.spanId);
     const status = span.status === 'error' ? ' ERROR' : '';
     const missing = span.parentSpanId && !tree.byId.has(span.parentSpanId) ? ` (parent ${span.parentSpanId} not received)` : '';
-    lines.push(`${'  '.repeat(depth + 1)}${span.service || '?'}: ${span.name} [${span.kind}]${status}${missing}`);
+    const linked = (span.links ?? []).map((l) => {
+      const target = l.traceId === tree.traceId ? tree.byId.get(l.spanId) : undefined;
+      return ` → link ${target ? `${target.service}: ${target.name}` : `${l.traceId}/${l.spanId}`}`;
+    });
+    lines.push(`${'  '.repeat(depth + 1)}${span.service || '?'}: ${span.name} [${span.kind}]${status}${missing}${linked.join('')}`);
     for (const child of tree.children.get(span.spanId) ?? []) walk(child, depth + 1, seen);
   };
   const seen = new Set<string>();
@@ -261,6 +274,8 @@ export interface Hop {
    * (Knative's HTTP server and client spans, activator, queue-proxy).
    */
   readonly link?: 'child' | 'descendant';
+  /** An earlier hop whose span this one's names in a span link (the CloudEvent's maker). */
+  readonly linksTo?: string;
 }
 
 export interface HopCheck {
@@ -308,11 +323,24 @@ export function checkHops(tree: TraceTree, hops: readonly Hop[]): HopCheck {
   for (const hop of hops) {
     if (ids.has(hop.id)) throw new Error(`hop ${hop.id} is listed twice`);
     if (hop.under !== undefined && !ids.has(hop.under)) throw new Error(`hop ${hop.id} is under ${hop.under}, which is not an earlier hop`);
+    if (hop.linksTo !== undefined && !ids.has(hop.linksTo)) throw new Error(`hop ${hop.id} links to ${hop.linksTo}, which is not an earlier hop`);
     ids.add(hop.id);
-    const candidates = tree.spans.filter((span) => !taken.has(span.spanId) && matches(span, hop.match));
+    let candidates = tree.spans.filter((span) => !taken.has(span.spanId) && matches(span, hop.match));
     if (candidates.length === 0) {
       problems.push(`${hop.id}: no span with ${describeMatcher(hop.match)}`);
       continue;
+    }
+    if (hop.linksTo !== undefined) {
+      const target = matched[hop.linksTo];
+      if (!target) {
+        problems.push(`${hop.id}: not checked, the hop it links to, ${hop.linksTo}, was not found`);
+        continue;
+      }
+      candidates = candidates.filter((span) => (span.links ?? []).some((l) => l.spanId === target.spanId && l.traceId === target.traceId));
+      if (candidates.length === 0) {
+        problems.push(`${hop.id}: no span with ${describeMatcher(hop.match)} links to ${hop.linksTo} (${target.service}: ${target.name})`);
+        continue;
+      }
     }
     if (hop.under === undefined) {
       const span = candidates[0]!;

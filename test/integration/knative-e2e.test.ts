@@ -7,20 +7,35 @@
 // zero, the activator) → replies back through the Broker.
 //
 // Asserted are observations only (Swarm status, the ConfigMap, the revision
-// Deployments' replicas), with generous waits; no durations. Numbers (the
-// cold path) are printed, not asserted.
-import { basename } from 'node:path';
+// Deployments' replicas, the trace of a scale-up), with generous waits; no
+// durations. Numbers (the cold path) are printed, not asserted.
+//
+// Traced throughout (issue 12 item 5): the collector runs in-cluster
+// (knative-tracing.ts installTracing, before Swarm is deployed so the
+// functions' queue-proxies read config-observability as patched), Knative and
+// the functions export to it, and it forwards every span to a trace sink in
+// this process, which pods reach at the node's bridge address.
+import { writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { joinDocuments, splitDocuments } from '../../bin/deploy-plan.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { assignmentOf, parse } from '../../lib/workerconfig/index.js';
+import { defaultWorkDir, importImages, repoRoot } from '../controlplane/cluster.js';
+import { NODE_IP } from '../controlplane/node-config.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
+import { collectorImage, installTracing, restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
 import { applySample, deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative } from '../harness/real-knative.js';
+import { formatTrace, matches, startTraceSink, type Hop, type TraceSink } from '../harness/trace-sink.js';
+import { withWorkerImage } from '../harness/worker-pool.js';
 import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
 const realNode = inject('realNode');
 const workDir = inject('clusterWorkDir');
 const NS = 'swarm';
+/** The pool whose scale-up is traced (restartingPoolManifests). */
+const TRACED = 'trace-worker';
 const { core, readSwarm } = apiClients(kubeconfig, NS);
 const progress = (line: string) => process.stderr.write(`[knative-e2e] ${line}\n`);
 const MINUTES = 60_000;
@@ -63,25 +78,72 @@ async function revisionReplicas(service: string): Promise<[number, number]> {
   return list.items.reduce<[number, number]>((acc, d) => [acc[0] + (d.spec.replicas ?? 0), acc[1] + (d.status.replicas ?? 0)], [0, 0]);
 }
 
+/** Swarm `name` Running with `replicas` Ready workers, nothing uncovered, its generation observed. */
+async function running(name: string, replicas: number): Promise<void> {
+  await eventually(`Swarm ${name} Running with ${replicas} workers`, async () => {
+    const s = await readSwarm(name);
+    const st = s.status;
+    return st?.phase === 'Running' && st.readyReplicas === replicas && st.uncoveredJobs === 0 && st.observedGeneration === s.metadata?.generation;
+  }, 5 * MINUTES, 1000);
+}
+
+/** Waits until each function Knative Service serves its newest Revision (after traceFunctions made one). */
+async function latestRevisionsReady(): Promise<void> {
+  for (const name of ['swarm-assign', 'swarm-restart']) {
+    await eventually(`${name} serving its latest Revision`, async () => {
+      const ksvc = JSON.parse(await kubectl(kubeconfig, ['get', 'ksvc', name, '-n', SYSTEM_NAMESPACE, '-o', 'json'])) as {
+        metadata: { generation?: number };
+        status?: { observedGeneration?: number; latestCreatedRevisionName?: string; latestReadyRevisionName?: string; conditions?: { type: string; status: string }[] };
+      };
+      const st = ksvc.status;
+      return (
+        st?.observedGeneration === ksvc.metadata.generation &&
+        st?.latestCreatedRevisionName !== undefined &&
+        st.latestReadyRevisionName === st.latestCreatedRevisionName &&
+        st.conditions?.find((c) => c.type === 'Ready')?.status === 'True'
+      );
+    }, 5 * MINUTES, 1000);
+  }
+}
+
 describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik) on the real node', () => {
+  let sink: TraceSink | undefined;
+  let workerImage = '';
+
   beforeAll(async () => {
     const installed = await installKnative(workDir, { kubeconfig, progress });
+    sink = await startTraceSink({ host: '0.0.0.0' });
+    await importImages([await collectorImage(progress)], workDir, progress);
+    await installTracing((args, stdin) => kubectl(kubeconfig, args, stdin), { sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
+    progress(`tracing: collector in namespace observability, Knative and the functions export to it, spans to the sink on :${sink.port}`);
     const deployed = await deploySwarmOnKnative(workDir, installed, { kubeconfig, progress, watchNamespaces: [NS] });
+    await traceFunctions((args, stdin) => kubectl(kubeconfig, args, stdin), SYSTEM_NAMESPACE);
+    await latestRevisionsReady();
     // The minute's resync ping keeps assign warm (see below); this file watches it idle.
     await kubectl(kubeconfig, ['patch', 'pingsource', 'swarm-resync-swarm', '-n', SYSTEM_NAMESPACE, '--type', 'merge', '-p', '{"spec":{"schedule":"0 0 1 1 *"}}']);
     await applySample(kubeconfig, deployed.workerImage);
+    workerImage = deployed.workerImage;
   }, 40 * MINUTES);
 
   afterAll(async () => {
+    if (sink) {
+      // Every trace received, for a look after the run (the failure message holds only the closest one).
+      // In .swarm/, which outlives a fresh cluster's work directory.
+      const file = join(defaultWorkDir, 'knative-e2e-traces.txt');
+      await writeFile(file, sink.traces().map(formatTrace).join('\n\n'));
+      progress(`${sink.spans().length} spans in ${sink.traces().length} traces written to ${file}`);
+      await sink.close();
+    }
     // A fresh cluster (.swarm/test-<pid>) is deleted with everything on it right after this file,
     // which runs last (vitest.config.ts): undoing the install would only cost a minute. A reused
     // cluster keeps running, so it is undone there: the deployed ApiServerSource watches every
     // namespace labelled for Swarm, and the functions' ServiceAccounts are the ones the other e2e
     // files bind in theirs — left running, this Swarm would reconcile their Swarms too.
     if (basename(workDir).startsWith('test-')) {
-      progress('fresh cluster: Swarm and Knative go with it');
+      progress('fresh cluster: Swarm, Knative and the collector go with it');
       return;
     }
+    await uninstallTracing((args) => kubectl(kubeconfig, args)).catch((error: unknown) => progress(`cleanup: uninstall tracing failed: ${String(error)}`));
     await uninstallSwarmAndKnative(kubeconfig, progress, { waitForNamespaces: true });
   }, 15 * MINUTES);
 
@@ -113,6 +175,26 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
     await converged(3);
     const sts = JSON.parse(await kubectl(kubeconfig, ['get', 'sts', 'swarm-worker', '-n', NS, '-o', 'json'])) as { spec: { replicas: number } };
     expect(sts.spec.replicas).toBe(3);
+  }, 10 * MINUTES);
+
+  it("traces a scale-up as one trace, from Knative's own spans and the functions': ingress → filter → assign (its API calls, the reply) → ingress → filter → restart (its deletes)", async () => {
+    // The sample's workers hot-reload and acknowledge before restart acts (its scale-up above deleted
+    // no pod): this pool's pods acknowledge nothing and its losers restart first (BreakBeforeMake), so
+    // the reply to the write that shrinks trace-worker-0's share makes restart delete that pod.
+    const sample = splitDocuments(await kubectl(kubeconfig, ['kustomize', join(repoRoot, 'knative', 'samples')]));
+    const pool = restartingPoolManifests(sample, { name: TRACED, replicas: 1, jobs: 4 });
+    await kubectl(kubeconfig, ['apply', '-f', '-'], withWorkerImage(joinDocuments(pool), workerImage));
+    await running(TRACED, 1);
+    const scaledUpAt = BigInt(Date.now()) * 1_000_000n; // ns; the node shares this machine's clock
+    await kubectl(kubeconfig, ['scale', `swm/${TRACED}`, '-n', NS, '--replicas', '2']);
+    // The traces of this scale-up only: the pool's first assignment restarted its pod too.
+    const [ingress, ...rest] = scaleUpHops({ namespace: SYSTEM_NAMESPACE });
+    const afterScaleUp: Hop = { ...ingress!, match: (span) => span.startTimeUnixNano >= scaledUpAt && matches(span, ingress!.match) };
+    const { tree, check } = await sink!.waitForTrace([afterScaleUp, ...rest], AbortSignal.timeout(4 * MINUTES));
+    progress(`the trace of the scale-up's restart:\n${formatTrace(tree)}`);
+    expect(check.problems).toEqual([]);
+    expect(check.matched['restart-delete']!.attributes).toMatchObject({ 'kube.name': `${TRACED}-0`, 'http.response.status_code': 200 });
+    await running(TRACED, 2);
   }, 10 * MINUTES);
 
   it('scales both functions to zero when idle, then a kubectl scale wakes assign through the activator and the Swarm converges again', async () => {

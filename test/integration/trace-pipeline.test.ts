@@ -151,8 +151,9 @@ describe('OTLP through the host otelcol to the trace sink', () => {
     await tracing.shutdown();
     deliverAssign.span.end();
 
-    // The reply goes back through the filter's reply path to the ingress, then to restart's trigger.
-    const replyPath = child(filter, 'POST /triggers/swarm-system/swarm-assign/uid/reply', first.ctx, SpanKind.SERVER);
+    // The reply goes back through the filter to the IMC dispatcher, which sends it to the ingress, then to restart's trigger.
+    const dispatcher = knative('inmemorychannel.dispatcher');
+    const replyPath = child(dispatcher, 'send http://broker-ingress.knative-eventing.svc.cluster.local/swarm-system/swarm', first.ctx);
     const second = child(ingress, 'broker:swarm.swarm-system', replyPath.ctx);
     const deliverRestart = child(filter, 'trigger:swarm-restart.swarm-system', second.ctx);
     const message = HTTP.binary(reply);
@@ -164,14 +165,14 @@ describe('OTLP through the host otelcol to the trace sink', () => {
     });
     await tracing.shutdown();
     for (const hop of [deliverRestart, second, replyPath, first]) hop.span.end();
-    await Promise.all([ingress.shutdown(), filter.shutdown()]);
+    await Promise.all([ingress.shutdown(), filter.shutdown(), dispatcher.shutdown()]);
     propagation.disable();
 
     const { tree, check } = await sink.waitForTrace(scaleUpHops(), AbortSignal.timeout(60_000));
     expect(check.problems).toEqual([]);
     expect(tree.missingParents).toEqual([]);
     expect(tree.roots.map((span) => span.name)).toEqual(['broker:swarm.swarm-system']);
-    expect(new Set(tree.spans.map((span) => span.service))).toEqual(new Set(['broker.ingress', 'broker.filter', 'swarm-assign', 'swarm-restart']));
+    expect(new Set(tree.spans.map((span) => span.service))).toEqual(new Set(['broker.ingress', 'broker.filter', 'inmemorychannel.dispatcher', 'swarm-assign', 'swarm-restart']));
     expect(check.matched['restart-delete']!.attributes).toMatchObject({ 'kube.verb': 'DELETE', 'http.response.status_code': 200 });
     expect(sink.traces()).toHaveLength(1);
     expect(sink.rejected).toEqual([]);

@@ -15,6 +15,7 @@ import {
   installTracing,
   knativeTracingConfig,
   observabilityPatches,
+  restartingPoolManifests,
   traceFunctions,
   uninstallTracing,
   withFunctionTracing,
@@ -184,5 +185,40 @@ describe('installTracing', () => {
       return '';
     });
     expect(calls).toEqual([`delete namespace ${COLLECTOR_NAMESPACE} --ignore-not-found --wait=false`]);
+  });
+});
+
+describe('restartingPoolManifests (a pool whose changes end in pod deletes)', () => {
+  const sample = ['statefulset.yaml', 'swarm.yaml'].flatMap((file) =>
+    splitDocuments(readFileSync(new URL(`../../knative/samples/${file}`, import.meta.url), 'utf8')),
+  );
+  const [sts, swarm] = restartingPoolManifests(sample, { name: 'trace-worker', replicas: 1, jobs: 4 }) as [
+    Manifest & { spec: Record<string, unknown> & { template: { metadata: { labels: Record<string, string> }; spec: { containers: { env: { name: string }[] }[]; volumes: { configMap?: { name: string } }[] } } } },
+    Manifest & { spec: { statefulSetName: string; configMapName: string; restart: { policy: string }; workload: { jobs: unknown[] } } },
+  ];
+
+  it('renames the StatefulSet and its Swarm, at the replicas and jobs asked for, restarting losers first', () => {
+    expect(sts.kind).toBe('StatefulSet');
+    expect(sts.metadata?.name).toBe('trace-worker');
+    expect(sts.spec).toMatchObject({ replicas: 1, serviceName: 'trace-worker', selector: { matchLabels: { app: 'trace-worker' } } });
+    expect(sts.spec.template.metadata.labels).toMatchObject({ app: 'trace-worker', 'k8slab.info/swarm': 'trace-worker' });
+    expect(sts.spec.template.spec.volumes.find((v) => v.configMap)?.configMap?.name).toBe('trace-worker-config');
+    expect(swarm.kind).toBe('Swarm');
+    expect(swarm.metadata?.name).toBe('trace-worker');
+    expect(swarm.spec).toMatchObject({ statefulSetName: 'trace-worker', configMapName: 'trace-worker-config', restart: { policy: 'Restart', handoff: 'BreakBeforeMake', maxUnavailable: 1 } });
+    expect(swarm.spec.workload.jobs).toHaveLength(4);
+  });
+
+  it('makes pods that do not acknowledge: no acknowledges label, no POD_UID', () => {
+    expect(sts.spec.template.metadata.labels).not.toHaveProperty('k8slab.info/acknowledges');
+    const env = sts.spec.template.spec.containers[0]!.env.map((e) => e.name);
+    expect(env).toContain('POD_NAME');
+    expect(env).not.toContain('POD_UID');
+  });
+
+  it('leaves the sample as it was', () => {
+    const original = sample.find((d) => d.kind === 'StatefulSet') as Manifest & { spec: { template: { metadata: { labels: Record<string, string> } } } };
+    expect(original.metadata?.name).toBe('swarm-worker');
+    expect(original.spec.template.metadata.labels['k8slab.info/acknowledges']).toBe('lease');
   });
 });

@@ -9,7 +9,7 @@ import {
   traceReconcile,
   traceReply,
 } from '../../lib/observability/tracing/instrumentation.js';
-import { contextFromIncoming, withTraceContext } from '../../lib/observability/tracing/propagation.js';
+import { incomingTraceContext, withTraceContext } from '../../lib/observability/tracing/propagation.js';
 import { exportersFromEnv } from '../../lib/observability/tracing/exporters.js';
 import { initTracing } from '../../lib/observability/tracing/setup.js';
 
@@ -110,8 +110,9 @@ describe('one trace across source event → assign → reply → restart', () =>
     expect(assign.parentSpanContext?.isRemote).toBe(true);
     expect(assign.kind).toBe(SpanKind.CONSUMER);
     for (const child of [kubeGet, ...patches, send]) expect(child.parentSpanContext?.spanId).toBe(assign.spanContext().spanId);
-    // The reply's extension, not the broker hop's header, names restart's parent.
-    expect(restart.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    // The broker hop that delivered the reply is restart's parent; the reply's extension, its link.
+    expect(restart.parentSpanContext?.spanId).toBe(brokerHop.spanId);
+    expect(restart.links.map((link) => link.context.spanId)).toEqual([send.spanContext().spanId]);
     expect(kubeDelete.parentSpanContext?.spanId).toBe(restart.spanContext().spanId);
 
     expect(kubeGet.kind).toBe(SpanKind.CLIENT);
@@ -165,26 +166,47 @@ describe('one trace across source event → assign → reply → restart', () =>
   });
 });
 
-describe('contextFromIncoming', () => {
-  it('prefers the CloudEvent extension over the HTTP header', () => {
+describe('incomingTraceContext', () => {
+  const spanOf = (ctx: ReturnType<typeof incomingTraceContext>['parent']) => trace.getSpanContext(ctx);
+
+  it("continues the HTTP header (the delivery) and links the CloudEvent extension (the event's maker)", () => {
     const fromEvent = upstreamTraceparent();
-    const fromHeader = upstreamTraceparent();
-    const ctx = contextFromIncoming({ traceparent: fromHeader.traceparent }, { traceparent: fromEvent.traceparent, tracestate: 'k=v' });
-    const spanContext = trace.getSpanContext(ctx);
-    expect(spanContext?.traceId).toBe(fromEvent.traceId);
-    expect(spanContext?.spanId).toBe(fromEvent.spanId);
-    expect(spanContext?.traceState?.get('k')).toBe('v');
+    const fromHeader = upstreamTraceparent(fromEvent.traceId);
+    const incoming = incomingTraceContext({ traceparent: fromHeader.traceparent }, { traceparent: fromEvent.traceparent, tracestate: 'k=v' });
+    expect(spanOf(incoming.parent)?.spanId).toBe(fromHeader.spanId);
+    expect(incoming.links).toHaveLength(1);
+    expect(incoming.links[0]?.context.spanId).toBe(fromEvent.spanId);
+    expect(incoming.links[0]?.context.traceState?.get('k')).toBe('v');
   });
 
-  it('falls back to the header when the extension is malformed or absent', () => {
+  it('does not link the parent to itself', () => {
+    const same = upstreamTraceparent();
+    const incoming = incomingTraceContext({ traceparent: same.traceparent }, { traceparent: same.traceparent });
+    expect(spanOf(incoming.parent)?.spanId).toBe(same.spanId);
+    expect(incoming.links).toEqual([]);
+  });
+
+  it('continues the extension when no header came (the local broker, Knative without tracing)', () => {
+    const fromEvent = upstreamTraceparent();
+    for (const headers of [{}, { traceparent: 'not-a-traceparent' }]) {
+      const incoming = incomingTraceContext(headers, { traceparent: fromEvent.traceparent, tracestate: 'k=v' });
+      expect(spanOf(incoming.parent)?.spanId).toBe(fromEvent.spanId);
+      expect(spanOf(incoming.parent)?.traceState?.get('k')).toBe('v');
+      expect(incoming.links).toEqual([]);
+    }
+  });
+
+  it('takes the header alone when the extension is malformed or absent', () => {
     const fromHeader = upstreamTraceparent();
     for (const event of [{ traceparent: 'not-a-traceparent' }, {}, undefined]) {
-      expect(trace.getSpanContext(contextFromIncoming({ traceparent: [fromHeader.traceparent] }, event))?.spanId).toBe(fromHeader.spanId);
+      const incoming = incomingTraceContext({ traceparent: [fromHeader.traceparent] }, event);
+      expect(spanOf(incoming.parent)?.spanId).toBe(fromHeader.spanId);
+      expect(incoming.links).toEqual([]);
     }
   });
 
   it('starts a new trace when neither carries a context', () => {
-    expect(contextFromIncoming({}, {})).toBe(ROOT_CONTEXT);
+    expect(incomingTraceContext({}, {})).toEqual({ parent: ROOT_CONTEXT, links: [] });
   });
 });
 

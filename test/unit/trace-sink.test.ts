@@ -23,6 +23,8 @@ interface SpanSpec {
   kind?: number;
   start?: number;
   attributes?: Record<string, string | number | boolean>;
+  /** Ids of spans (same trace) named in span links. */
+  links?: string[];
 }
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -57,6 +59,7 @@ function otlp(specs: readonly SpanSpec[], traceId = TRACE) {
                 value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : { intValue: String(v) },
               })),
               status: {},
+              links: (s.links ?? []).map((l) => ({ traceId, spanId: spanId(l) })),
             })),
         },
       ],
@@ -81,19 +84,21 @@ const scaleUp: SpanSpec[] = [
   { id: 'a-get', parent: 'assign', name: 'kube GET statefulsets', service: 'swarm-assign', kind: 3, start: 12 },
   { id: 'a-put', parent: 'assign', name: 'kube UPDATE configmaps', service: 'swarm-assign', kind: 3, start: 13 },
   { id: 'reply', parent: 'assign', name: 'send info.k8slab.swarm.assignment.changed', service: 'swarm-assign', kind: 4, start: 14 },
-  { id: 'imc-reply', parent: 'imc', name: 'POST /triggers/swarm-system/swarm-assign/uid/reply', service: 'inmemorychannel.dispatcher', kind: 3, start: 15 },
-  { id: 'fr-http', parent: 'imc-reply', name: 'POST /triggers/swarm-system/swarm-assign/uid/reply', service: 'broker.filter', kind: 2, start: 16 },
-  { id: 'fr-out', parent: 'fr-http', name: 'POST /swarm-system/swarm', service: 'broker.filter', kind: 3, start: 17 },
-  { id: 'in2-http', parent: 'fr-out', name: 'POST /swarm-system/swarm', service: 'broker.ingress', kind: 2, start: 18 },
+  // The dispatcher sends the reply (the filter's HTTP response) to the broker ingress itself.
+  { id: 'imc-reply', parent: 'imc', name: 'send http://broker-ingress.knative-eventing.svc.cluster.local/swarm-system/swarm', service: 'inmemorychannel.dispatcher', start: 15 },
+  { id: 'imc-reply-out', parent: 'imc-reply', name: 'POST /swarm-system/swarm', service: 'inmemorychannel.dispatcher', kind: 3, start: 16 },
+  { id: 'in2-http', parent: 'imc-reply-out', name: 'POST /swarm-system/swarm', service: 'broker.ingress', kind: 2, start: 18 },
   { id: 'in2', parent: 'in2-http', name: 'broker:swarm.swarm-system', service: 'broker.ingress', start: 19 },
   { id: 'in2-out', parent: 'in2', name: 'POST /swarm-system/swarm-kne-trigger', service: 'broker.ingress', kind: 3, start: 20 },
   { id: 'imc2', parent: 'in2-out', name: 'kncloudevents.receive', service: 'inmemorychannel.dispatcher', kind: 2, start: 21 },
   { id: 'imc2-out', parent: 'imc2', name: 'POST /triggers/swarm-system/swarm-restart/uid', service: 'inmemorychannel.dispatcher', kind: 3, start: 22 },
   { id: 'f2-http', parent: 'imc2-out', name: 'POST /triggers/swarm-system/swarm-restart/uid', service: 'broker.filter', kind: 2, start: 23 },
   { id: 'f2', parent: 'f2-http', name: 'trigger:swarm-restart.swarm-system', service: 'broker.filter', start: 24 },
-  // The event's traceparent extension names assign's reply span.
-  { id: 'restart', parent: 'reply', name: 'reconcile restart', service: 'swarm-restart', kind: 5, start: 26 },
-  { id: 'r-del', parent: 'restart', name: 'kube DELETE pods', service: 'swarm-restart', kind: 3, start: 27 },
+  { id: 'f2-out', parent: 'f2', name: 'POST /', service: 'broker.filter', kind: 3, start: 25 },
+  { id: 'qp2', parent: 'f2-out', name: 'queue', service: 'swarm-restart-00001', kind: 2, start: 26 },
+  // The delivery is the parent; the event's traceparent extension, naming assign's reply span, a link.
+  { id: 'restart', parent: 'qp2', name: 'reconcile restart', service: 'swarm-restart', kind: 5, start: 27, links: ['reply'] },
+  { id: 'r-del', parent: 'restart', name: 'kube DELETE pods', service: 'swarm-restart', kind: 3, start: 28 },
 ];
 
 const tree = (specs: readonly SpanSpec[]) => {
@@ -174,13 +179,24 @@ describe('checkHops', () => {
   });
 
   it('reports a wrong parent link with the parent actually found', () => {
-    // restart continuing the HTTP header (the filter) instead of the reply's extension.
-    const wrong = scaleUp.map((s) => (s.id === 'restart' ? { ...s, parent: 'f2' } : s));
+    // restart continuing the reply's extension (a child of send) instead of the delivery's header.
+    const wrong = scaleUp.map((s) => (s.id === 'restart' ? { ...s, parent: 'reply', links: [] } : s));
     const check = checkHops(tree(wrong), scaleUpHops());
     expect(check.problems).toEqual([
-      expect.stringMatching(/^restart: 1 span\(s\) with service swarm-restart, name reconcile restart, none a child of reply .* has parent broker.filter: trigger:swarm-restart.swarm-system$/),
+      expect.stringMatching(/^restart: no span with service swarm-restart, name reconcile restart links to reply/),
       'restart-delete: not checked, its parent hop restart was not found',
     ]);
+    const linkedButMisplaced = scaleUp.map((s) => (s.id === 'restart' ? { ...s, parent: 'reply' } : s));
+    expect(checkHops(tree(linkedButMisplaced), scaleUpHops()).problems[0]).toMatch(
+      /^restart: 1 span\(s\) with service swarm-restart, name reconcile restart, none a descendant of deliver-restart .* has parent swarm-assign: send info.k8slab.swarm.assignment.changed$/,
+    );
+  });
+
+  it('reads span links and shows them in the printed trace', () => {
+    const t = tree(scaleUp);
+    expect(t.byId.get(spanId('restart'))!.links).toEqual([{ traceId: TRACE, spanId: spanId('reply') }]);
+    expect(t.byId.get(spanId('assign'))!.links).toBeUndefined();
+    expect(formatTrace(t)).toContain('swarm-restart: reconcile restart [consumer] → link swarm-assign: send info.k8slab.swarm.assignment.changed');
   });
 
   it('reports a broken chain (a new root) as not linked', () => {
@@ -205,6 +221,7 @@ describe('checkHops', () => {
     expect(check.problems).toEqual(['third: no span with name x']);
     expect(checkHops(t, [{ id: 'by-attr', match: { attributes: { step: 2 } } }]).matched['by-attr']!.spanId).toBe(spanId('b'));
     expect(() => checkHops(t, [{ id: 'a', match: {}, under: 'later' }])).toThrow(/not an earlier hop/);
+    expect(() => checkHops(t, [{ id: 'a', match: {}, linksTo: 'later' }])).toThrow(/not an earlier hop/);
   });
 
   it('findTrace picks the passing trace among several', () => {

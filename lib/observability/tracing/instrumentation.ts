@@ -1,10 +1,10 @@
 // Instrumentation: spans per reconcile, per Kubernetes call (with the
 // response's real HTTP status) and per reply sent, and the metrics counted
 // alongside them.
-import { SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Link, type Span } from '@opentelemetry/api';
 import type { CloudEvent } from 'cloudevents';
 import type { Metrics } from '../metrics.js';
-import { contextFromIncoming, withTraceContext, type IncomingHeaders } from './propagation.js';
+import { incomingTraceContext, withTraceContext, type IncomingHeaders } from './propagation.js';
 
 /** Instrumentation scope of every span this project makes. */
 const TRACER_NAME = 'swarm';
@@ -13,8 +13,8 @@ const tracer = () => trace.getTracer(TRACER_NAME);
 
 /**
  * Stamps a reply event inside its own short PRODUCER span `send <type>`, so
- * the reply is a visible node of the trace and the receiver's reconcile hangs
- * under it.
+ * the reply is a visible node of the trace and the receiver's reconcile links
+ * to it (hangs under it when no transport context arrives).
  */
 export function traceReply<T>(event: CloudEvent<T>): CloudEvent<T> {
   const span = tracer().startSpan(`send ${event.type}`, {
@@ -50,6 +50,7 @@ export interface SpanOptions {
   /** Parent context; default the active one. */
   readonly parent?: Context;
   readonly kind?: SpanKind;
+  readonly links?: Link[];
 }
 
 /**
@@ -63,7 +64,8 @@ async function withSpan<T>(
   options: SpanOptions = {},
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  return tracer().startActiveSpan(name, { attributes, kind: options.kind ?? SpanKind.INTERNAL }, parent, async (span) => {
+  const spanOptions = { attributes, kind: options.kind ?? SpanKind.INTERNAL, ...(options.links?.length ? { links: options.links } : {}) };
+  return tracer().startActiveSpan(name, spanOptions, parent, async (span) => {
     try {
       return await fn(span);
     } catch (error) {
@@ -189,13 +191,15 @@ export interface ReconcileTrace<T> {
 }
 
 /**
- * One reconcile: a CONSUMER span continuing the incoming event's trace, and
+ * One reconcile: a CONSUMER span continuing the incoming event's trace
+ * (incomingTraceContext: under the delivery, linked to the event's maker), and
  * the swarm_events_total / swarm_reconcile_duration_seconds observations.
  */
 export async function traceReconcile<T>(options: ReconcileTrace<T>, fn: (span: Span) => Promise<T>): Promise<T> {
   const started = process.hrtime.bigint();
   const type = typeof options.event.type === 'string' ? options.event.type : 'unknown';
   let outcome = 'error';
+  const incoming = incomingTraceContext(options.headers, options.event);
   try {
     const result = await withSpan(
       `reconcile ${options.functionName}`,
@@ -206,7 +210,7 @@ export async function traceReconcile<T>(options: ReconcileTrace<T>, fn: (span: S
         span.setAttribute('swarm.outcome', outcome);
         return value;
       },
-      { parent: contextFromIncoming(options.headers, options.event), kind: SpanKind.CONSUMER },
+      { parent: incoming.parent, links: incoming.links, kind: SpanKind.CONSUMER },
     );
     return result;
   } finally {

@@ -1,8 +1,11 @@
-// Trace context in and out of events: one trace per change. The incoming
-// CloudEvent's W3C trace context is the parent of the reconcile span, and reply
-// events carry the context on (CloudEvents distributed-tracing extension), so
-// the function that receives the reply continues the same trace.
-import { ROOT_CONTEXT, context, isSpanContextValid, trace, type Context, type TextMapGetter } from '@opentelemetry/api';
+// Trace context in and out of events: one trace per change. The context the
+// event was delivered with (the HTTP `traceparent` header each Knative hop
+// sets) is the parent of the reconcile span; the context the event was made in
+// (the CloudEvents distributed-tracing extension, which our replies carry) is
+// a span link, and the parent when no header came (the local broker, Knative
+// without tracing), so the function that receives a reply continues the same
+// trace either way.
+import { ROOT_CONTEXT, context, isSpanContextValid, trace, type Context, type Link, type TextMapGetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { CloudEvent, type CloudEventV1 } from 'cloudevents';
 
@@ -33,24 +36,38 @@ function extract(carrier: IncomingHeaders): Context | undefined {
   return spanContext && isSpanContextValid(spanContext) ? extracted : undefined;
 }
 
-/**
- * The parent context for handling an incoming event.
- *
- * Prefers the event's `traceparent`/`tracestate` extension attributes: per the
- * CloudEvents distributed-tracing extension they name the span that produced
- * the event (the source, or our own function that sent the reply), which keeps
- * source → assign → reply → restart one parent/child chain however many
- * broker hops lie between. Falls back to the HTTP `traceparent` header that
- * Knative's broker/filter sets, then to a new root.
- */
-export function contextFromIncoming(headers: IncomingHeaders, cloudEvent?: { readonly [key: string]: unknown }): Context {
+function fromExtension(cloudEvent?: { readonly [key: string]: unknown }): Context | undefined {
   const traceparent = cloudEvent?.traceparent;
-  if (typeof traceparent === 'string') {
-    const tracestate = cloudEvent?.tracestate;
-    const fromEvent = extract(typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent });
-    if (fromEvent) return fromEvent;
-  }
-  return extract(headers) ?? ROOT_CONTEXT;
+  if (typeof traceparent !== 'string') return undefined;
+  const tracestate = cloudEvent?.tracestate;
+  return extract(typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent });
+}
+
+export interface IncomingTraceContext {
+  /** The reconcile span's parent. */
+  readonly parent: Context;
+  /** The span the event was made in, when it is not the parent. */
+  readonly links: Link[];
+}
+
+/**
+ * The trace context for handling an incoming event.
+ *
+ * The parent is the HTTP `traceparent` header: on real Knative (v0.47) it is
+ * the only carrier, every hop (broker ingress, channel, trigger filter,
+ * activator, queue-proxy) a span in it, so the reconcile hangs under the
+ * delivery that brought the event. The event's `traceparent`/`tracestate`
+ * extension names the span that made the event (our own `send` span for a
+ * reply): a link, as OpenTelemetry's CloudEvents conventions put the creation
+ * context, and the parent when no header came. Neither: a new root.
+ */
+export function incomingTraceContext(headers: IncomingHeaders, cloudEvent?: { readonly [key: string]: unknown }): IncomingTraceContext {
+  const delivered = extract(headers);
+  const created = fromExtension(cloudEvent);
+  if (!delivered) return { parent: created ?? ROOT_CONTEXT, links: [] };
+  const createdSpan = created && trace.getSpanContext(created);
+  const sameSpan = createdSpan?.spanId === trace.getSpanContext(delivered)?.spanId;
+  return { parent: delivered, links: createdSpan && !sameSpan ? [{ context: createdSpan }] : [] };
 }
 
 /** W3C `traceparent`/`tracestate` of the span active in `ctx`; undefined when there is none. */
