@@ -78,33 +78,31 @@ export const seconds = (ms: number | undefined): string => (ms === undefined ? '
 export const writeBracket = (runs: ReadonlyArray<{ requestedAt?: number; writtenAt: number }>) =>
   p50max(runs.map((r) => (r.requestedAt === undefined ? undefined : r.writtenAt - r.requestedAt)));
 
-/** The cold path's table: one row per part, then the whole, p50 / max over the runs, and each run. */
-export function coldTable(runs: readonly ColdRun[]): string[] {
-  const row = (name: string, values: Array<number | undefined>) => {
+/** A table of per-run seconds: a header, then each row's p50, max and every run's value. */
+function runsTable(title: string, runs: number, rows: ReadonlyArray<readonly [string, Array<number | undefined>]>): string[] {
+  const row = ([name, values]: readonly [string, Array<number | undefined>]) => {
     const s = p50max(values);
     return `| ${name} | ${seconds(s?.p50)} | ${seconds(s?.max)} | ${values.map(seconds).join(' | ')} |`;
   };
-  return [
-    `| cold, s | p50 | max | ${runs.map((_, i) => `run ${i + 1}`).join(' | ')} |`,
-    `| --- | ---: | ---: | ${runs.map(() => '---:').join(' | ')} |`,
-    ...COLD_SEGMENTS.map((s) => row(s.name, runs.map((r) => durationOf(r, s.from, s.to)))),
-    row('**write → first event answered**', runs.map((r) => durationOf(r, 'writtenAt', 'answeredAt'))),
-    row('process start → first event answered', runs.map((r) => durationOf(r, 'processStartAt', 'answeredAt'))),
-  ];
+  const each = Array.from({ length: runs }, (_, i) => i);
+  return [`| ${title} | p50 | max | ${each.map((i) => `run ${i + 1}`).join(' | ')} |`, `| --- | ---: | ---: | ${each.map(() => '---:').join(' | ')} |`, ...rows.map(row)];
+}
+
+/** The cold path's table: one row per part, then the whole, p50 / max over the runs, and each run. */
+export function coldTable(runs: readonly ColdRun[]): string[] {
+  return runsTable('cold, s', runs.length, [
+    ...COLD_SEGMENTS.map((s) => [s.name, runs.map((r) => durationOf(r, s.from, s.to))] as const),
+    ['**write → first event answered**', runs.map((r) => durationOf(r, 'writtenAt', 'answeredAt'))],
+    ['process start → first event answered', runs.map((r) => durationOf(r, 'processStartAt', 'answeredAt'))],
+  ]);
 }
 
 export function warmTable(runs: readonly WarmRun[]): string[] {
-  const row = (name: string, values: Array<number | undefined>) => {
-    const s = p50max(values);
-    return `| ${name} | ${seconds(s?.p50)} | ${seconds(s?.max)} | ${values.map(seconds).join(' | ')} |`;
-  };
-  return [
-    `| warm, s | p50 | max | ${runs.map((_, i) => `run ${i + 1}`).join(' | ')} |`,
-    `| --- | ---: | ---: | ${runs.map(() => '---:').join(' | ')} |`,
-    row('**write → event answered**', runs.map((r) => (r.answeredAt === undefined ? undefined : r.answeredAt - r.writtenAt))),
-    row('write → event in the function', runs.map((r) => (r.answeredAt === undefined || r.handlerMs === undefined ? undefined : r.answeredAt - r.handlerMs - r.writtenAt))),
-    row('in the function (`ms` of `handled`)', runs.map((r) => r.handlerMs)),
-  ];
+  return runsTable('warm, s', runs.length, [
+    ['**write → event answered**', runs.map((r) => (r.answeredAt === undefined ? undefined : r.answeredAt - r.writtenAt))],
+    ['write → event in the function', runs.map((r) => (r.answeredAt === undefined || r.handlerMs === undefined ? undefined : r.answeredAt - r.handlerMs - r.writtenAt))],
+    ['in the function (`ms` of `handled`)', runs.map((r) => r.handlerMs)],
+  ]);
 }
 
 /** The part of the cold path with the largest median, and its share of the median whole. */

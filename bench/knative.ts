@@ -18,7 +18,6 @@
 //   npm run bench:knative -- --runs 2     fewer, to stdout only (--write: into RESULTS.md)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import type { Swarm } from '../lib/api/types.js';
@@ -28,6 +27,7 @@ import { applySample, deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAME
 import { eventually } from '../test/support/timeline.js';
 import { coldTable, dominantPart, logEntry, p50max, processStartMs, seconds, warmTable, writeBracket, type ColdRun, type WarmRun } from './knative-figures.js';
 import { withSection } from './results-file.js';
+import { measuredTree, realNodeMachine } from './run-info.js';
 
 const SECTION = 'bench:knative';
 const NS = 'swarm';
@@ -316,7 +316,7 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
     '## Cold start and warm answers on real Knative (bench:knative)',
     '',
     `Command: \`npm run bench:knative\` (bench/knative.ts via tsx), this tree at ${measuredTree()}. Generated ${new Date().toISOString()}, ${Math.round((Date.now() - startedAt) / 1000)} s${nodeLockedAt !== undefined ? `, ${Math.round((nodeLockedAt - startedAt) / 1000)} s of it waiting for the real node` : ''}.`,
-    `Machine: ${cpus().length} CPUs (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; the local cluster with one real node (containerd, kubelet, cgroup v1), shared with other work while it ran.`,
+    realNodeMachine(),
     '',
     "Scenario: a fresh local cluster with the real node; Knative Serving + Eventing (MT channel broker, in-memory channel) + Traefik and Swarm deployed with `npm run deploy` (test/harness/real-knative.ts, as knative-e2e: the functions image built from the Dockerfile and imported into the node's containerd, so never pulled; scale-to-zero grace 10 s, stable window 12 s; the resync PingSource pushed to once a year so assign can idle); the sample (`knative/samples`, policy Restart) converged at 2 workers. " +
       `Then ${cold.length} times: wait until ${SERVICE} has no pod, scale the Swarm 2→3 or 3→2 (**cold**; the merge PATCH of its scale subresource that \`kubectl scale swm/swarm-worker\` sends, from the bench's process); once the Swarm converged (Running, every worker acknowledging) and assign logged nothing for ${QUIET_MS / 1000} s, the same change back (**warm**, assign up); converge again.`,
@@ -341,16 +341,6 @@ async function report(cold: ColdRun[], warm: WarmRun[], coldMemory: Memory[], wa
       " The function container's CPU limit is 500m (knative/base/services.yaml): Node loads its modules on half a core at most; this benchmark does not vary it." +
       " The image is already on the node here; a cluster that pulls it adds the pull between *scheduled* and *process started*. No peer: the original operator is a long-running controller, never scaled to zero, so it has no cold start to compare; its answer to a change is bench:coverage's business. One run of N changes; on a 2-core machine shared with other work the seconds move from run to run.",
   ].join('\n');
-}
-
-/** The tree measured: its commit, and whether it had uncommitted changes. */
-function measuredTree(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
-  } catch {
-    return 'an unknown commit';
-  }
 }
 
 const startedAt = Date.now();
