@@ -63,5 +63,7 @@ export function observedView(memory: ObservedMemory, o: Observed): { memory: Obs
     line('config', `${o.swarm}  v${view.version}  ${plural(view.workers.length, 'worker')}${moves}`);
     lines.push(...sharesTable(view));
   }
-  return { memory: { pods, status, ...(view ? { version: view.version } : memory.version === undefined ? {} : { version: memory.version }) }, lines };
+  // Unread this time (the config could not be read): the last version printed stays.
+  const version = view?.version ?? memory.version;
+  return { memory: { pods, status, ...(version === undefined ? {} : { version }) }, lines };
 }

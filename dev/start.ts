@@ -19,7 +19,7 @@ import { keyString } from '../lib/decisions/routing.js';
 import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';
 import type { SwarmView } from '../lib/introspection/view.js';
 import { createLogger } from '../lib/observability/logger.js';
-import { readSwarmView } from '../functions/introspection-read.js';
+import { readSwarmView, swarmViewOf } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, linkBinaries, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
@@ -175,15 +175,16 @@ async function startOnKnative(cluster: Cluster | string, kubeconfig: string, reu
     ].join('\n'),
   );
   const kube = createK8sClient(loadKubeConfig(kubeconfig));
-  const read = readSwarmView(kube);
+  const viewOf = swarmViewOf(kube);
+  const functions = ['swarm-assign', 'swarm-restart'];
   let memory: ObservedMemory = {};
   const observe = async () => {
-    const [swarm, view, ...pods] = await Promise.all([
+    const [swarm, ...pods] = await Promise.all([
       kube.getSwarm(SAMPLE_NAMESPACE, 'swarm-worker'),
-      read(SAMPLE_NAMESPACE, 'swarm-worker'),
-      ...['swarm-assign', 'swarm-restart'].map((fn) => kube.listPods(SYSTEM_NAMESPACE, `serving.knative.dev/service=${fn}`)),
+      ...functions.map((fn) => kube.listPods(SYSTEM_NAMESPACE, `serving.knative.dev/service=${fn}`)),
     ]);
-    const functionPods = Object.fromEntries(['swarm-assign', 'swarm-restart'].map((fn, i) => [fn, pods[i]!.filter((p) => !p.terminating).length]));
+    const view = swarm ? await viewOf(swarm) : undefined;
+    const functionPods = Object.fromEntries(functions.map((fn, i) => [fn, pods[i]!.filter((p) => !p.terminating).length]));
     const next = observedView(memory, { time: clock(), swarm: `${SAMPLE_NAMESPACE}/swarm-worker`, status: swarm?.status, ...(view ? { view } : {}), functionPods });
     memory = next.memory;
     for (const line of next.lines) say(`${line}\n`);
