@@ -24,12 +24,10 @@ function run(command: string, args: readonly string[], hold: boolean): Promise<F
 }
 
 process.stdout.write('npm test: vitest (unit + integration) and the image checks (npm run test:image) side by side; the image checks report after vitest\n');
-const image = run('npm', ['run', '--silent', 'test:image'], true);
+let imageDone = false;
+const image = run('npm', ['run', '--silent', 'test:image'], true).finally(() => (imageDone = true));
 const tests = await run('npx', ['vitest', 'run'], false);
-let done = false;
-void image.then(() => (done = true));
-await new Promise((resolve) => setTimeout(resolve, 0));
-if (!done) process.stdout.write('\nwaiting for the image checks (npm run test:image) …\n');
+if (!imageDone) process.stdout.write('\nwaiting for the image checks (npm run test:image) …\n');
 const images = await image;
 process.stdout.write(`\n── npm run test:image ──\n${images.output}`);
 process.exit(tests.code !== 0 ? tests.code : images.code);
