@@ -1,33 +1,60 @@
-// `npm test`, after typecheck and lint: vitest (the unit and integration
-// tiers) and the image checks (`npm run test:image`) side by side. The image
-// checks need no cluster and spend their time in buildah and their own Node,
-// while the integration tier mostly waits on the real node: run together they
-// take about a minute less than one after the other (the warm budget is ten).
-// The image checks' output is held and printed after vitest's so the two never
-// interleave; the exit code is non-zero if either failed.
+// `npm test`: every check, side by side, so the warm run fits its ten minutes.
+// The integration tier (vitest's `integration` project on the real cluster,
+// about eight minutes, mostly waiting on the node) is the long pole; beside it
+// run, one after the other, typecheck, lint and the unit tier (CPU for about
+// two minutes), and the image checks (`npm run test:image`: buildah and their
+// own Node). Run in one vitest the unit and integration tiers would be two
+// groups, one after the other.
+// The integration tier's output streams; the others' is held and printed after
+// it, each under its own heading, so nothing interleaves. The exit code is
+// non-zero if anything failed, and the summary says what.
 import { spawn } from 'node:child_process';
 
 interface Finished {
+  readonly name: string;
   readonly code: number;
   readonly output: string;
 }
 
-function run(command: string, args: readonly string[], hold: boolean): Promise<Finished> {
+function run(name: string, command: string, args: readonly string[], hold: boolean): Promise<Finished> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: hold ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', (error) => resolve({ code: 1, output: `${output}${String(error)}\n` }));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+    child.on('error', (error) => resolve({ name, code: 1, output: `${output}${String(error)}\n` }));
+    child.on('close', (code, signal) => resolve({ name, code: code ?? (signal ? 1 : 0), output }));
   });
 }
 
-process.stdout.write('npm test: vitest (unit + integration) and the image checks (npm run test:image) side by side; the image checks report after vitest\n');
-let imageDone = false;
-const image = run('npm', ['run', '--silent', 'test:image'], true).finally(() => (imageDone = true));
-const tests = await run('npx', ['vitest', 'run'], false);
-if (!imageDone) process.stdout.write('\nwaiting for the image checks (npm run test:image) …\n');
-const images = await image;
-process.stdout.write(`\n── npm run test:image ──\n${images.output}`);
-process.exit(tests.code !== 0 ? tests.code : images.code);
+/** Runs `steps` one after the other, each held; stops at the first failure (its output says why). */
+async function chain(steps: readonly [string, string, readonly string[]][]): Promise<Finished[]> {
+  const done: Finished[] = [];
+  for (const [name, command, args] of steps) {
+    const finished = await run(name, command, args, true);
+    done.push(finished);
+    if (finished.code !== 0) break;
+  }
+  return done;
+}
+
+process.stdout.write(
+  'npm test: the integration tier (below) beside typecheck → lint → unit tier and the image checks (npm run test:image), whose output follows it\n',
+);
+let heldDone = false;
+const held = Promise.all([
+  chain([
+    ['npm run typecheck', 'npm', ['run', '--silent', 'typecheck']],
+    ['npm run lint', 'npm', ['run', '--silent', 'lint']],
+    ['vitest --project unit', 'npx', ['vitest', 'run', '--project', 'unit']],
+  ]),
+  run('npm run test:image', 'npm', ['run', '--silent', 'test:image'], true),
+]).then(([checks, image]) => [...checks, image]).finally(() => (heldDone = true));
+const integration = await run('vitest --project integration', 'npx', ['vitest', 'run', '--project', 'integration'], false);
+if (!heldDone) process.stdout.write('\nwaiting for typecheck, lint, the unit tier and the image checks …\n');
+const others = await held;
+for (const finished of others) process.stdout.write(`\n── ${finished.name} ──\n${finished.output}`);
+const all = [integration, ...others];
+const failed = all.filter((f) => f.code !== 0).map((f) => f.name);
+process.stdout.write(`\nnpm test: ${failed.length === 0 ? `all passed (${all.map((f) => f.name).join(', ')})` : `FAILED: ${failed.join(', ')}`}\n`);
+process.exit(failed.length === 0 ? 0 : 1);

@@ -12,11 +12,14 @@
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
 // the real node's name with `inject('realNode')` ('' when the cluster has
 // none) and the cluster's work directory with `inject('clusterWorkDir')`.
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
 import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
 import { diffSnapshots, nodeRelated, takeSnapshot } from './host-state.js';
+import { NODE_IP } from './node-config.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,6 +31,8 @@ declare module 'vitest' {
     realNode: string;
     /** The run's cluster work directory (for importImages). */
     clusterWorkDir: string;
+    /** Knative being installed in the background (a fresh cluster with a real node; knative-e2e waits for it), or null. */
+    knativeInstall: { dir: string; sinkPort: number } | null;
   }
 }
 
@@ -43,6 +48,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('kubectl', binPath('kubectl'));
     project.provide('realNode', realNode);
     project.provide('clusterWorkDir', workDir);
+    project.provide('knativeInstall', null);
     process.env.SWARM_KUBECONFIG = kubeconfig;
   };
 
@@ -70,7 +76,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     onNodeLocked: () => (before = takeSnapshot()),
   });
   provide(cluster.kubeconfigPath, cluster.workDir, cluster.realNode);
+  let knative: BackgroundInstall | undefined;
+  if (cluster.realNode && runsKnativeE2e()) {
+    // Its minute of waiting on pods overlaps the other files (knative-e2e runs last).
+    const sinkPort = await freePort();
+    knative = startKnativeInBackground({ dir: cluster.workDir, kubeconfig: cluster.kubeconfigPath, sinkEndpoint: `http://${NODE_IP}:${sinkPort}` });
+    project.provide('knativeInstall', { dir: cluster.workDir, sinkPort });
+    progress(`installing Knative in the background for knative-e2e (log: ${join(cluster.workDir, 'knative-install.log')})`);
+  }
   return async () => {
+    await knative?.stop();
     await cluster.stop();
     if (!cluster.realNode) return;
     // Only additions count: a removal is a leftover of an earlier run cleaned up now.
@@ -78,4 +93,28 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (left.length > 0) throw new Error(`the real node left the machine changed after cluster.stop():\n${left.join('\n')}`);
     progress('the real node left nothing behind (interfaces, iptables, mounts, cgroups, sysctls)');
   };
+}
+
+/**
+ * Whether this run includes knative-e2e: no file filters, or one it matches (vitest filters by
+ * substring). A guess from the command line (a flag's value reads as a filter); either answer is
+ * safe: without the background install knative-e2e installs Knative itself.
+ */
+function runsKnativeE2e(): boolean {
+  const run = process.argv.indexOf('run');
+  const args = process.argv.slice(run >= 0 ? run + 1 : 2);
+  const filters = args.filter((a, i) => !a.startsWith('-') && args[i - 1] !== '--project');
+  return filters.length === 0 || filters.some((f) => 'test/integration/knative-e2e.test.ts'.includes(f));
+}
+
+/** A port free now on every interface (the trace sink listens there; pods reach it at the node's address). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '0.0.0.0', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
 }

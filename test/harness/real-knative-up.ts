@@ -3,11 +3,11 @@
 // --trace: the collector in-cluster, Knative's config-observability and the
 // functions' OTEL_* env pointed at it, its spans forwarded to a trace sink on
 // the host (`npx tsx test/harness/trace-sink.ts --port 4319` prints each trace).
-import { defaultWorkDir, importImages } from '../controlplane/cluster.js';
+import { defaultWorkDir } from '../controlplane/cluster.js';
 import { NODE_IP } from '../controlplane/node-config.js';
 import { join } from 'node:path';
-import { collectorImage, installTracing, traceFunctions, type Kubectl } from './knative-tracing.js';
-import { applySample, deploySwarmOnKnative, installKnative, kubectl as kubectlWith } from './real-knative.js';
+import { traceFunctions, type Kubectl } from './knative-tracing.js';
+import { applySample, deploySwarmOnKnative, installKnative, installKnativeWithTracing, kubectl as kubectlWith } from './real-knative.js';
 
 const kubeconfig = join(defaultWorkDir, 'kubeconfig');
 const progress = (line: string) => process.stdout.write(`[knative] ${line}\n`);
@@ -16,15 +16,11 @@ const flag = (name: string) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
-const installed = await installKnative(defaultWorkDir, { kubeconfig, progress });
 const trace = process.argv.includes('--trace');
-if (trace) {
-  const sinkEndpoint = flag('--sink') ?? `http://${NODE_IP}:4319`;
-  await importImages([await collectorImage(progress)], defaultWorkDir, progress);
-  // Before the functions are deployed: their queue-proxies read config-observability when made.
-  await installTracing(kubectl, { sinkEndpoint });
-  progress(`tracing: Knative and the functions export to the collector, which forwards to ${sinkEndpoint}`);
-}
+const sinkEndpoint = flag('--sink') ?? `http://${NODE_IP}:4319`;
+const installed = trace
+  ? await installKnativeWithTracing(defaultWorkDir, { kubeconfig, progress, sinkEndpoint })
+  : await installKnative(defaultWorkDir, { kubeconfig, progress });
 const deployed = await deploySwarmOnKnative(defaultWorkDir, installed, { kubeconfig, progress });
 if (trace) {
   await traceFunctions(kubectl);

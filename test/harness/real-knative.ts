@@ -15,6 +15,7 @@ import { ociArchive } from '../controlplane/oci.js';
 import { readPins, toolDir } from '../controlplane/build.js';
 import { toolSpecs } from '../controlplane/recipe.js';
 import { ensureImages } from '../image/build.js';
+import { collectorImage, installTracing } from './knative-tracing.js';
 import { withWorkerImage } from './worker-pool.js';
 
 const run = promisify(execFile);
@@ -191,6 +192,22 @@ export async function installKnative(cluster: Cluster | string, options: StackOp
   return { eventDisplayImage: display.name };
 }
 
+/**
+ * installKnative, then the trace pipeline: the collector imported and
+ * installed, Knative's config-observability pointed at it, its spans
+ * forwarded to `sinkEndpoint` (a trace sink the pods reach). Before Swarm is
+ * deployed: the functions' queue-proxies read config-observability when made.
+ */
+export async function installKnativeWithTracing(cluster: Cluster | string, options: StackOptions & { sinkEndpoint: string }): Promise<InstalledKnative> {
+  const progress = say(options);
+  const installed = await installKnative(cluster, options);
+  const started = Date.now();
+  await importInto(cluster, [await collectorImage(progress)], progress);
+  await installTracing((args, stdin) => kubectl(options.kubeconfig, args, stdin), { sinkEndpoint: options.sinkEndpoint });
+  progress(`tracing in ${seconds(started)}: the collector in namespace observability, Knative exporting to it, spans forwarded to ${options.sinkEndpoint}`);
+  return installed;
+}
+
 export interface DeployedSwarm {
   readonly functionsImage: string;
   readonly workerImage: string;
@@ -230,11 +247,14 @@ export async function deploySwarmOnKnative(cluster: Cluster | string, installed:
     '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: installed.eventDisplayImage }]),
   ]);
   progress(`swarm-dead-letter runs ${installed.eventDisplayImage}`);
-  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'ksvc', ['swarm-assign', 'swarm-restart', 'swarm-dead-letter'], progress);
-  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'broker', ['swarm'], progress);
-  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'trigger', ['swarm-assign', 'swarm-restart'], progress);
-  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'apiserversource', ['swarm'], progress);
-  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'pingsource', ['swarm-resync-swarm'], progress);
+  // Side by side: each waits on its own controller (the PingSource on its adapter's first start).
+  await Promise.all([
+    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'ksvc', ['swarm-assign', 'swarm-restart', 'swarm-dead-letter'], progress),
+    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'broker', ['swarm'], progress),
+    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'trigger', ['swarm-assign', 'swarm-restart'], progress),
+    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'apiserversource', ['swarm'], progress),
+    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'pingsource', namespaces.map((ns) => `swarm-resync-${ns}`), progress),
+  ]);
   progress(`Swarm deployed on Knative in ${seconds(started)}`);
   return { functionsImage: functions.name, workerImage: worker.name };
 }

@@ -15,17 +15,22 @@
 // functions' queue-proxies read config-observability as patched), Knative and
 // the functions export to it, and it forwards every span to a trace sink in
 // this process, which pods reach at the node's bridge address.
+//
+// On a fresh cluster the install of Knative and the collector runs while the
+// other files do (test/harness/knative-background.ts, started by the global
+// setup); this file waits for it, then deploys Swarm itself.
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { joinDocuments, splitDocuments } from '../../bin/deploy-plan.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { assignmentOf, parse } from '../../lib/workerconfig/index.js';
-import { defaultWorkDir, importImages, repoRoot } from '../controlplane/cluster.js';
+import { defaultWorkDir, repoRoot } from '../controlplane/cluster.js';
 import { NODE_IP } from '../controlplane/node-config.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
-import { collectorImage, installTracing, restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
-import { applySample, deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative } from '../harness/real-knative.js';
+import { awaitKnativeInBackground } from '../harness/knative-background.js';
+import { restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
+import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, type InstalledKnative } from '../harness/real-knative.js';
 import { formatTrace, matches, startTraceSink, type Hop, type TraceSink } from '../harness/trace-sink.js';
 import { withWorkerImage } from '../harness/worker-pool.js';
 import { eventually } from '../support/timeline.js';
@@ -111,11 +116,16 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
   let workerImage = '';
 
   beforeAll(async () => {
-    const installed = await installKnative(workDir, { kubeconfig, progress });
-    sink = await startTraceSink({ host: '0.0.0.0' });
-    await importImages([await collectorImage(progress)], workDir, progress);
-    await installTracing((args, stdin) => kubectl(kubeconfig, args, stdin), { sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
-    progress(`tracing: collector in namespace observability, Knative and the functions export to it, spans to the sink on :${sink.port}`);
+    // On a fresh cluster the global setup started the install (tracing included) when the cluster came up.
+    const background = inject('knativeInstall');
+    let installed: InstalledKnative;
+    if (background) {
+      installed = await awaitKnativeInBackground(background.dir, progress);
+      sink = await startTraceSink({ host: '0.0.0.0', port: background.sinkPort });
+    } else {
+      sink = await startTraceSink({ host: '0.0.0.0' });
+      installed = await installKnativeWithTracing(workDir, { kubeconfig, progress, sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
+    }
     const deployed = await deploySwarmOnKnative(workDir, installed, { kubeconfig, progress, watchNamespaces: [NS] });
     await traceFunctions((args, stdin) => kubectl(kubeconfig, args, stdin), SYSTEM_NAMESPACE);
     await latestRevisionsReady();
