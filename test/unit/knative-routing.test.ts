@@ -25,14 +25,17 @@ function routes(event: CloudEvent<unknown> | Attributes): string[] {
 const meta = (name: string) => ({ name, namespace: 'swarm', uid: `uid-${name}` });
 const swarm = { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', metadata: meta('swarm-worker'), spec: {} };
 const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
+const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } } };
 const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: 'uid' } };
 
 describe('Trigger routing', () => {
   for (const verb of ['add', 'update', 'delete'] as const) {
-    it(`Swarm and StatefulSet ${verb} events go to swarm-assign only`, () => {
+    it(`Swarm, StatefulSet and Deployment ${verb} events go to swarm-assign only`, () => {
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: swarm }))).toEqual(['swarm-assign']);
       expect(routes(apiServerEvent({ verb, mode: 'resource', object: sts }))).toEqual(['swarm-assign']);
+      // A Deployment pool's status follows its pods: what assign hears of one terminating or Ready.
+      expect(routes(apiServerEvent({ verb, mode: 'resource', object: deployment }))).toEqual(['swarm-assign']);
     });
 
     it(`Lease (acknowledgement) ${verb} events go to swarm-assign only`, () => {
@@ -59,9 +62,11 @@ describe('Trigger routing', () => {
   });
 
   it('routes nothing of another kind or group, nor ref-mode events (the source sends Resource mode)', () => {
-    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('web') };
+    const replicaSet = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: meta('web') };
     const foreignSwarm = { ...swarm, apiVersion: 'example.com/v1' };
-    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: deployment }))).toEqual([]);
+    const foreignDeployment = { ...deployment, apiVersion: 'example.com/v1' };
+    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: replicaSet }))).toEqual([]);
+    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignDeployment }))).toEqual([]);
     expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignSwarm }))).toEqual([]);
     expect(routes(apiServerEvent({ verb: 'add', mode: 'ref', object: swarm }))).toEqual([]);
   });
