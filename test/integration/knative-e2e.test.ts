@@ -30,9 +30,11 @@ import { NODE_IP } from '../controlplane/node-config.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { awaitKnativeInBackground } from '../harness/knative-background.js';
 import { restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
-import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, type InstalledKnative } from '../harness/real-knative.js';
+import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, waitReady, type InstalledKnative } from '../harness/real-knative.js';
+import { postToBroker, ROUTING_BROKER, routingManifests, startRecorder } from '../harness/routing-broker.js';
 import { formatTrace, matches, startTraceSink, type Hop, type TraceSink } from '../harness/trace-sink.js';
 import { withWorkerImage } from '../harness/worker-pool.js';
+import { routingCases } from '../support/routing-cases.js';
 import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -41,6 +43,8 @@ const workDir = inject('clusterWorkDir');
 const NS = 'swarm';
 /** The pool whose scale-up is traced (restartingPoolManifests). */
 const TRACED = 'trace-worker';
+/** The namespace of the routing test's own Broker. */
+const ROUTING_NS = 'swarm-routing';
 const { core, readSwarm } = apiClients(kubeconfig, NS);
 const progress = (line: string) => process.stderr.write(`[knative-e2e] ${line}\n`);
 const MINUTES = 60_000;
@@ -174,6 +178,31 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
     expect(ingress.metadata.annotations?.['networking.knative.dev/ingress.class']).toBe('traefik.ingress.networking.knative.dev');
     expect(ingress.status?.privateLoadBalancer?.ingress?.[0]?.domainInternal).toBe('traefik-private.traefik.svc.cluster.local');
   });
+
+  it("routes by knative/base/triggers.yaml's filters in a real Broker: each kind of event to the one function the table names, the rest nowhere", async () => {
+    // A Broker of its own: the Triggers' filters as shipped, their subscribers a recorder in this process.
+    const recorder = await startRecorder();
+    try {
+      await kubectl(kubeconfig, ['create', 'namespace', ROUTING_NS]).catch(() => undefined);
+      await kubectl(kubeconfig, ['apply', '-f', '-'], joinDocuments(routingManifests(ROUTING_NS, `http://${NODE_IP}:${recorder.port}`)));
+      await waitReady(kubeconfig, ROUTING_NS, 'broker', [ROUTING_BROKER], progress);
+      await waitReady(kubeconfig, ROUTING_NS, 'trigger', ['swarm-assign', 'swarm-restart'], progress);
+      const ingress = `http://${(await kubectl(kubeconfig, ['get', 'service', 'broker-ingress', '-n', 'knative-eventing', '-o', 'jsonpath={.spec.clusterIP}'])).trim()}`;
+      const cases = routingCases();
+      for (const c of cases) expect({ what: c.what, status: await postToBroker(ingress, ROUTING_NS, c.event) }).toEqual({ what: c.what, status: 202 });
+      const expected = cases.flatMap((c) => c.routes.map((trigger) => ({ what: c.what, trigger })));
+      const byId = new Map(cases.map((c) => [c.event.id, c.what]));
+      const got = () => recorder.delivered.map((d) => ({ what: byId.get(d.id) ?? `unknown event ${d.id}`, trigger: d.trigger }));
+      await eventually(`${expected.length} deliveries`, async () => recorder.delivered.length >= expected.length || undefined, 60_000, 250);
+      // Anything routed where it should not be would have come by now: the filter drops or delivers in milliseconds.
+      await new Promise((r) => setTimeout(r, 3000));
+      const order = (a: { what: string; trigger: string }, b: { what: string; trigger: string }) => `${a.what} ${a.trigger}`.localeCompare(`${b.what} ${b.trigger}`);
+      expect(got().sort(order)).toEqual(expected.sort(order));
+    } finally {
+      await recorder.close();
+      await kubectl(kubeconfig, ['delete', 'namespace', ROUTING_NS, '--wait=false']).catch(() => undefined);
+    }
+  }, 5 * MINUTES);
 
   it('converges the seed sample (27 streams, 2 workers) through the real broker', async () => {
     const swarm = await converged(2);

@@ -1,16 +1,17 @@
-// Which function receives which event, per the Trigger YAMLs: evaluated with
-// the Knative subscriptions-API filter semantics (dev/broker/filters.ts, after
-// knative.dev/eventing pkg/eventfilter/subscriptionsapi) over events shaped
-// exactly like the ApiServerSource adapter's, and over its recorded events.
+// Which function receives which event, per the Trigger YAMLs, as the local
+// stand-in routes it (dev/broker/filters.ts, after knative.dev/eventing
+// pkg/eventfilter/subscriptionsapi): the table of test/support/routing-cases.ts
+// (which knative-e2e sends through a real Broker, the authority) and the
+// events recorded from the real ApiServerSource adapter.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CloudEvent } from 'cloudevents';
 import { subscribersFor } from '../../dev/broker/filters.js';
 import { loadTriggers } from '../../dev/broker/triggers.js';
-import { apiServerEvent } from '../../lib/events/apiserver-event.js';
-import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
-import { resyncPingEvent } from '../../lib/events/ping.js';
+import { splitDocuments } from '../../bin/deploy-plan.js';
+import { ROUTING_BROKER, routingManifests } from '../harness/routing-broker.js';
+import { routingCases } from '../support/routing-cases.js';
 
 type Attributes = Record<string, unknown>;
 
@@ -22,54 +23,12 @@ function routes(event: CloudEvent<unknown> | Attributes): string[] {
   return subscribersFor(triggers, attributes).map((t) => t.subscriber);
 }
 
-const meta = (name: string) => ({ name, namespace: 'swarm', uid: `uid-${name}` });
-const swarm = { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', metadata: meta('swarm-worker'), spec: {} };
-const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
-const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta('swarm-worker'), spec: { replicas: 3 } };
-const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } } };
-const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...meta('swarm-worker-0'), labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: 'uid' } };
-
-describe('Trigger routing', () => {
-  for (const verb of ['add', 'update', 'delete'] as const) {
-    it(`Swarm, StatefulSet and Deployment ${verb} events go to swarm-assign only`, () => {
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: swarm }))).toEqual(['swarm-assign']);
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: sts }))).toEqual(['swarm-assign']);
-      // A Deployment pool's status follows its pods: what assign hears of one terminating or Ready.
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: deployment }))).toEqual(['swarm-assign']);
-    });
-
-    it(`Lease (acknowledgement) ${verb} events go to swarm-assign only`, () => {
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: lease }))).toEqual(['swarm-assign']);
-    });
-
-    it(`the Swarms' own ConfigMap ${verb} events go to swarm-assign only`, () => {
-      const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta('swarm-worker-config'), labels: { 'app.kubernetes.io/managed-by': 'swarm', 'k8slab.info/swarm': 'swarm-worker' } } };
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: configMap }))).toEqual(['swarm-assign']);
-    });
-
-    it(`Pod ${verb} events go to swarm-restart only`, () => {
-      expect(routes(apiServerEvent({ verb, mode: 'resource', object: pod }))).toEqual(['swarm-restart']);
+describe('Trigger routing by the local stand-in (dev/broker), against the table the real Broker passes in knative-e2e', () => {
+  for (const c of routingCases()) {
+    it(`${c.what} → ${c.routes.join(', ') || 'nowhere'}`, () => {
+      expect(routes(c.event)).toEqual(c.routes);
     });
   }
-
-  it('the resync ping (PingSource) goes to swarm-assign only', () => {
-    expect(routes(resyncPingEvent({ namespace: 'swarm' }))).toEqual(['swarm-assign']);
-  });
-
-  it('the assign function\'s assignment.changed reply goes to swarm-restart only (no loop back to assign)', () => {
-    const reply = assignmentChangedEvent({ swarm: { namespace: 'swarm', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] });
-    expect(routes(reply)).toEqual(['swarm-restart']);
-  });
-
-  it('routes nothing of another kind or group, nor ref-mode events (the source sends Resource mode)', () => {
-    const replicaSet = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: meta('web') };
-    const foreignSwarm = { ...swarm, apiVersion: 'example.com/v1' };
-    const foreignDeployment = { ...deployment, apiVersion: 'example.com/v1' };
-    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: replicaSet }))).toEqual([]);
-    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignDeployment }))).toEqual([]);
-    expect(routes(apiServerEvent({ verb: 'add', mode: 'resource', object: foreignSwarm }))).toEqual([]);
-    expect(routes(apiServerEvent({ verb: 'add', mode: 'ref', object: swarm }))).toEqual([]);
-  });
 });
 
 describe('Trigger routing of events recorded from the real ApiServerSource adapter', () => {
@@ -91,6 +50,23 @@ describe('Trigger routing of events recorded from the real ApiServerSource adapt
       const [mode, kind] = file.split('-') as [string, string];
       const expected = mode !== 'resource' ? [] : kind === 'pod' ? ['swarm-restart'] : ['swarm-assign'];
       expect({ file, routes: routes(attributesOf(file)) }).toEqual({ file, routes: expected });
+    }
+  });
+});
+
+describe("the real-Broker routing test's Triggers (test/harness/routing-broker.ts)", () => {
+  it("are knative/base's, filters untouched, in their own Broker, delivering to the recorder, with no dead-letter sink", () => {
+    const shipped = splitDocuments(readFileSync(resolve(import.meta.dirname, '../../knative/base/triggers.yaml'), 'utf8'));
+    const [broker, ...triggers] = routingManifests('ns', 'http://10.0.0.1:9');
+    expect(broker).toMatchObject({ kind: 'Broker', metadata: { name: ROUTING_BROKER, namespace: 'ns' } });
+    expect(triggers.map((t) => t.metadata?.name)).toEqual(['swarm-assign', 'swarm-restart']);
+    for (const t of triggers) {
+      const original = shipped.find((s) => s.metadata?.name === t.metadata?.name)!;
+      expect(t.spec).toEqual({
+        filters: (original.spec as { filters: unknown }).filters,
+        broker: ROUTING_BROKER,
+        subscriber: { uri: `http://10.0.0.1:9/${t.metadata?.name}` },
+      });
     }
   });
 });
