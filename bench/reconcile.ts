@@ -8,7 +8,7 @@
 // Bounded: a few minutes; progress on stderr. Results: bench/RESULTS.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../test/controlplane/ports.js';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LIMITS } from '../lib/api/schema.js';
@@ -42,14 +42,6 @@ interface Tree {
   assign: Host;
   restart: Host;
 }
-
-const freePort = () =>
-  new Promise<number>((ok) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
 
 /**
  * `tsx`: the TypeScript under tsx as a loader (not its CLI's child), so /proc/<pid> is the host;

@@ -20,7 +20,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { freeLoopbackPorts } from './ports.js';
+import { freePorts as freeLoopbackPorts } from './ports.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLUSTER_TOOLS, CONTROL_PLANE_TOOLS, binPath, ensureBuilt, isAlive, kwokStageFiles } from './build.js';

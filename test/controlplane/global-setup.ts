@@ -12,7 +12,6 @@
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
 // the real node's name with `inject('realNode')` ('' when the cluster has
 // none) and the cluster's work directory with `inject('clusterWorkDir')`.
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
@@ -20,6 +19,7 @@ import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
 import { diffSnapshots, nodeRelated, takeSnapshot } from './host-state.js';
 import { NODE_IP } from './node-config.js';
+import { freePort } from './ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -79,7 +79,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let knative: BackgroundInstall | undefined;
   if (cluster.realNode && runsKnativeE2e()) {
     // Its minute of waiting on pods overlaps the other files (knative-e2e runs last).
-    const sinkPort = await freePort();
+    const sinkPort = await freePort('0.0.0.0'); // the trace sink's: pods reach it at the node's address
     knative = startKnativeInBackground({ dir: cluster.workDir, kubeconfig: cluster.kubeconfigPath, sinkEndpoint: `http://${NODE_IP}:${sinkPort}` });
     project.provide('knativeInstall', { dir: cluster.workDir, sinkPort });
     progress(`installing Knative in the background for knative-e2e (log: ${join(cluster.workDir, 'knative-install.log')})`);
@@ -105,16 +105,4 @@ function runsKnativeE2e(): boolean {
   const args = process.argv.slice(run >= 0 ? run + 1 : 2);
   const filters = args.filter((a, i) => !a.startsWith('-') && args[i - 1] !== '--project');
   return filters.length === 0 || filters.some((f) => 'test/integration/knative-e2e.test.ts'.includes(f));
-}
-
-/** A port free now on every interface (the trace sink listens there; pods reach it at the node's address). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '0.0.0.0', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

@@ -1,8 +1,9 @@
-// Free loopback ports, for components started on this machine.
+// Free ports, for components started on this machine (on loopback unless a
+// host is given: 0.0.0.0 for what pods on the real node must reach).
 import { createServer, type Server } from 'node:net';
 
-/** `count` distinct free ports on 127.0.0.1, held open together so none is handed out twice. */
-export async function freeLoopbackPorts(count: number): Promise<number[]> {
+/** `count` distinct free ports on `host`, held open together so none is handed out twice. */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },
@@ -10,7 +11,7 @@ export async function freeLoopbackPorts(count: number): Promise<number[]> {
         new Promise<Server>((resolve, reject) => {
           const server = createServer();
           server.on('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
+          server.listen(0, host, () => resolve(server));
         }),
     ),
   );
@@ -23,4 +24,4 @@ export async function freeLoopbackPorts(count: number): Promise<number[]> {
   return ports;
 }
 
-export const freePort = async (): Promise<number> => (await freeLoopbackPorts(1))[0]!;
+export const freePort = async (host = '127.0.0.1'): Promise<number> => (await freePorts(1, host))[0]!;

@@ -13,7 +13,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../controlplane/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudEvent, HTTP } from 'cloudevents';
@@ -38,17 +38,6 @@ function otelcolBinary(): string | undefined {
     .find((path) => existsSync(path));
 }
 
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 async function until(ready: () => Promise<boolean>, signal: AbortSignal, what: () => string): Promise<void> {
   while (!(await ready().catch(() => false))) {

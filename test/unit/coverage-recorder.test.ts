@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
+import { freePort } from '../controlplane/ports.js';
 import { join } from 'node:path';
 import { CoverageRecorder, lineSink } from '../support/coverage-recorder/recorder.js';
 import { parseReportLine } from '../support/coverage-recorder/log-line.js';
@@ -20,14 +20,6 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Replaces the file in one rename, as the kubelet's `..data` swap does. */
 function writeConfig(path: string, version: number, jobs: string[]): void {
