@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { run as assignCommand, type Io } from '../../bin/commands/assign.js';
 import { CliError } from '../../bin/commands/cli-error.js';
 import { run as planCommand } from '../../bin/commands/plan.js';
@@ -12,6 +12,7 @@ import { parse } from '../../lib/workerconfig/index.js';
 const repo = new URL('../../', import.meta.url).pathname;
 const seeds = join(repo, 'test/fixtures/seed-streams.txt');
 const dir = mkdtempSync(join(tmpdir(), 'swarm-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function capture(stdin = ''): Io & { out: string; err: string } {
   const io = {

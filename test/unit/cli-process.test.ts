@@ -2,11 +2,11 @@
 // read, and every error is one line on stderr with a consistent exit code
 // (2: the command line or its input is wrong; 1: anything else).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../bin/cli.js';
 import { run as assignCommand, type Io } from '../../bin/commands/assign.js';
 import { failure } from '../../bin/commands/cli-error.js';
@@ -16,6 +16,7 @@ import { LIMITS } from '../../lib/api/schema.js';
 const repo = new URL('../../', import.meta.url).pathname;
 const swarm = join(repo, 'bin/swarm');
 const dir = mkdtempSync(join(tmpdir(), 'swarm-cli-process-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, text: string): string => {
   const path = join(dir, name);
   writeFileSync(path, text);
