@@ -11,7 +11,9 @@
 // Tests read the admin kubeconfig path with `inject('kubeconfig')` (or the
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
 // the real node's name with `inject('realNode')` ('' when the cluster has
-// none) and the cluster's work directory with `inject('clusterWorkDir')`.
+// none), the cluster's work directory with `inject('clusterWorkDir')`, and
+// with `inject('knativeInstall')` the install of Knative this setup started in
+// the background on a fresh cluster with a real node (knative-e2e waits for it).
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
