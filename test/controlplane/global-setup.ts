@@ -16,7 +16,7 @@
 // the background on a fresh cluster with a real node (knative-e2e waits for it).
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
+import { LOG_FILE, startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
 import { ALL_TOOLS } from './build.js';
 import { binPath, defaultWorkDir, ensureBuilt, healthyCluster, startCluster } from './cluster.js';
 import { diffSnapshots, nodeRelated, takeSnapshot } from './host-state.js';
@@ -84,7 +84,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const sinkPort = await freePort('0.0.0.0'); // the trace sink's: pods reach it at the node's address
     knative = startKnativeInBackground({ dir: cluster.workDir, kubeconfig: cluster.kubeconfigPath, sinkEndpoint: `http://${NODE_IP}:${sinkPort}` });
     project.provide('knativeInstall', { dir: cluster.workDir, sinkPort });
-    progress(`installing Knative in the background for knative-e2e (log: ${join(cluster.workDir, 'knative-install.log')})`);
+    progress(`installing Knative in the background for knative-e2e (log: ${join(cluster.workDir, LOG_FILE)})`);
   }
   return async () => {
     await knative?.stop();

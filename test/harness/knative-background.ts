@@ -21,7 +21,6 @@ export const OUTCOME_FILE = 'knative-install.json';
 type Outcome = { ok: true; installed: InstalledKnative } | { ok: false; error: string };
 
 export interface BackgroundInstall {
-  readonly dir: string;
   /** Stops the install if it is still running (before the cluster goes). */
   stop(): Promise<void>;
 }
@@ -39,7 +38,6 @@ export function startKnativeInBackground(options: { dir: string; kubeconfig: str
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
-    dir: options.dir,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       try {

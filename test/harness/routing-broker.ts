@@ -13,19 +13,23 @@ import { repoRoot } from '../controlplane/cluster.js';
 
 export const ROUTING_BROKER = 'routing';
 
-/** The Broker and knative/base's Triggers in `namespace`, each Trigger delivering to `${recorderUrl}/<its name>`, with no delivery spec (no dead-letter sink there). */
+/** knative/base's Broker and Triggers in `namespace`, each Trigger delivering to `${recorderUrl}/<its name>`, with no delivery spec (no dead-letter sink there). */
 export function routingManifests(namespace: string, recorderUrl: string): Manifest[] {
-  // Its class as knative/base/broker.yaml's.
-  const metadata = { name: ROUTING_BROKER, namespace, annotations: { 'eventing.knative.dev/broker.class': 'MTChannelBasedBroker' } };
-  const broker: Manifest = { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata };
-  const triggers = splitDocuments(readFileSync(join(repoRoot, 'knative', 'base', 'triggers.yaml'), 'utf8'))
+  const base = (file: string) => splitDocuments(readFileSync(join(repoRoot, 'knative', 'base', file), 'utf8'));
+  const withoutDelivery = (spec: unknown) => {
+    const { delivery: _delivery, ...rest } = (spec ?? {}) as Record<string, unknown>;
+    return rest;
+  };
+  const brokers = base('broker.yaml')
+    .filter((doc) => doc.kind === 'Broker')
+    .map((broker): Manifest => ({ ...broker, metadata: { ...broker.metadata, name: ROUTING_BROKER, namespace }, spec: withoutDelivery(broker.spec) }));
+  const triggers = base('triggers.yaml')
     .filter((doc) => doc.kind === 'Trigger')
     .map((trigger): Manifest => {
-      const { delivery: _delivery, ...spec } = trigger.spec as Record<string, unknown>;
       const name = trigger.metadata?.name ?? '';
-      return { ...trigger, metadata: { name, namespace }, spec: { ...spec, broker: ROUTING_BROKER, subscriber: { uri: `${recorderUrl}/${name}` } } };
+      return { ...trigger, metadata: { name, namespace }, spec: { ...withoutDelivery(trigger.spec), broker: ROUTING_BROKER, subscriber: { uri: `${recorderUrl}/${name}` } } };
     });
-  return [broker, ...triggers];
+  return [...brokers, ...triggers];
 }
 
 export interface Delivered {
