@@ -1,13 +1,15 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// knative-e2e runs last: on a fresh cluster it leaves Swarm and Knative installed for the
-// cluster's own teardown (undoing them costs a minute), and an installed Swarm would also
-// reconcile the Swarms of the e2e files after it (its ApiServerSource watches every enabled namespace).
+// The *-e2e files are served by Swarm on real Knative, which the global setup
+// installs in the background on a fresh cluster: they run after the files that
+// need none (whose minutes overlap that install), knative-e2e last of all (on a
+// fresh cluster it leaves Swarm and Knative installed for the cluster's own
+// teardown: undoing them costs a minute).
 class KnativeLast extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const last = (f: TestSpecification) => (f.moduleId.includes('knative-e2e') ? 1 : 0);
-    return [...(await super.sort(files))].sort((a, b) => last(a) - last(b));
+    const rank = (f: TestSpecification) => (f.moduleId.includes('knative-e2e') ? 2 : f.moduleId.endsWith('-e2e.test.ts') ? 1 : 0);
+    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
   }
 }
 

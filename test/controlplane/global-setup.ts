@@ -12,8 +12,9 @@
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
 // the real node's name with `inject('realNode')` ('' when the cluster has
 // none), the cluster's work directory with `inject('clusterWorkDir')`, and
-// with `inject('knativeInstall')` the install of Knative this setup started in
-// the background on a fresh cluster with a real node (knative-e2e waits for it).
+// with `inject('knativeInstall')` the install of Knative (and Swarm on it) this
+// setup started in the background on a fresh cluster with a real node (the
+// files Swarm on Knative serves wait for it: test/harness/swarm-on-knative.ts).
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { LOG_FILE, startKnativeInBackground, type BackgroundInstall } from '../harness/knative-background.js';
@@ -33,7 +34,7 @@ declare module 'vitest' {
     realNode: string;
     /** The run's cluster work directory (for importImages). */
     clusterWorkDir: string;
-    /** Knative being installed in the background (a fresh cluster with a real node; knative-e2e waits for it), or null. */
+    /** Knative and Swarm being installed in the background (a fresh cluster with a real node), or null. */
     knativeInstall: { dir: string; sinkPort: number } | null;
   }
 }
@@ -79,12 +80,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   provide(cluster.kubeconfigPath, cluster.workDir, cluster.realNode);
   let knative: BackgroundInstall | undefined;
-  if (cluster.realNode && runsKnativeE2e()) {
-    // Its minute of waiting on pods overlaps the other files (knative-e2e runs last).
-    const sinkPort = await freePort('0.0.0.0'); // the trace sink's: pods reach it at the node's address
+  if (cluster.realNode) {
+    // Its minutes of waiting on pods overlap the files that need no Knative (vitest.config.ts runs them first).
+    const sinkPort = await freePort('0.0.0.0'); // knative-e2e's trace sink's: pods reach it at the node's address
     knative = startKnativeInBackground({ dir: cluster.workDir, kubeconfig: cluster.kubeconfigPath, sinkEndpoint: `http://${NODE_IP}:${sinkPort}` });
     project.provide('knativeInstall', { dir: cluster.workDir, sinkPort });
-    progress(`installing Knative in the background for knative-e2e (log: ${join(cluster.workDir, LOG_FILE)})`);
+    progress(`installing Knative and deploying Swarm on it in the background (log: ${join(cluster.workDir, LOG_FILE)})`);
   }
   return async () => {
     await knative?.stop();
@@ -97,14 +98,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/**
- * Whether this run includes knative-e2e: no file filters, or one it matches (vitest filters by
- * substring). A guess from the command line (a flag's value reads as a filter); either answer is
- * safe: without the background install knative-e2e installs Knative itself.
- */
-function runsKnativeE2e(): boolean {
-  const run = process.argv.indexOf('run');
-  const args = process.argv.slice(run >= 0 ? run + 1 : 2);
-  const filters = args.filter((a, i) => !a.startsWith('-') && args[i - 1] !== '--project');
-  return filters.length === 0 || filters.some((f) => 'test/integration/knative-e2e.test.ts'.includes(f));
-}

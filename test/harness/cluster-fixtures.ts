@@ -1,14 +1,12 @@
-// What the KWOK-capable integration files share (SWARM_REAL_NODE=0 is enough):
-// the admin API clients, a test namespace served by the local Knative stand-in
-// (both functions behind the local broker and the real ApiServerSource
-// adapter), and worker StatefulSets whose pods are KWOK's fake ones.
-import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+// What the integration files over KWOK's fake worker pods share: the admin API
+// clients, a test namespace served by Swarm on real Knative (its functions run
+// on the real node), and worker StatefulSets whose pods are KWOK's.
+import { afterAll, beforeAll, inject } from 'vitest';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Swarm } from '../../lib/api/types.js';
-import { defaultWorkDir } from '../controlplane/cluster.js';
 import { Timeline } from '../support/timeline.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from './local-knative.js';
+import { kubectl } from './local-knative.js';
+import { serveNamespace, swarmOnKnative, type SwarmOnKnative } from './swarm-on-knative.js';
 
 /** The admin API clients of the control plane behind `kubeconfig`, and a reader of the Swarms in `namespace`. */
 export function apiClients(kubeconfig: string, namespace: string) {
@@ -25,39 +23,32 @@ export function apiClients(kubeconfig: string, namespace: string) {
 }
 
 export interface ServedNamespace {
-  /** The functions, broker and source serving the namespace (set once the file's tests run). */
-  local: LocalKnative;
-  /** Every pod life and ConfigMap write in the namespace since before the functions started. */
+  /** Swarm on Knative serving the namespace (set once the file's tests run). */
+  swarm: SwarmOnKnative;
+  /** Every pod life and ConfigMap write in the namespace since before Swarm was let in. */
   timeline: Timeline;
 }
 
 /**
- * For the tests of one file: Swarm installed, `namespace` enabled and watched
- * (a Timeline, and `beforeStart`), then the local Knative serving it with
- * `instances` per function; afterwards all stopped and the namespace deleted.
+ * For the tests of one file: Swarm on real Knative (deployed once per cluster,
+ * swarm-on-knative.ts), `namespace` created and watched (a Timeline, and
+ * `beforeStart`), then enabled for Swarm; afterwards the namespace deleted.
  */
 export function servedNamespace(
   kubeconfig: string,
   namespace: string,
-  options: { instances?: number; /** Runs once the namespace exists, before the functions start: a file's own watches. */ beforeStart?: () => Promise<void> } = {},
+  options: { /** Runs once the namespace exists, before Swarm may act in it: a file's own watches. */ beforeStart?: () => Promise<void> } = {},
 ): ServedNamespace {
   const served = {} as ServedNamespace;
   beforeAll(async () => {
-    await installSwarm(kubeconfig);
-    await enableNamespace(kubeconfig, namespace);
+    served.swarm = await swarmOnKnative({ kubeconfig, workDir: inject('clusterWorkDir'), background: inject('knativeInstall') });
+    await kubectl(kubeconfig, ['create', 'namespace', namespace]);
     served.timeline = await Timeline.start(kubeconfig, namespace);
     await options.beforeStart?.();
-    served.local = await startLocalKnative({
-      adminKubeconfig: kubeconfig,
-      namespace,
-      workDir: join(defaultWorkDir, 'e2e', namespace),
-      backoffScale: 0.2,
-      ...(options.instances !== undefined ? { instances: options.instances } : {}),
-    });
-  });
+    await serveNamespace(kubeconfig, namespace);
+  }, 45 * 60_000);
   afterAll(async () => {
     served.timeline?.stop();
-    await served.local?.stop();
     await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
   });
   return served;

@@ -242,11 +242,15 @@ export async function deploySwarmOnKnative(cluster: Cluster | string, installed:
   });
   for (const line of stdout.trim().split('\n')) progress(line);
   // knative/base's dead-letter logger names gcr.io's event_display (untagged: always pulled); here it is imported.
+  // And one pod of it stays: its log is where the tests read the dead letters (scaled to zero, a log is gone).
   await kubectl(kubeconfig, [
     'patch', 'ksvc', 'swarm-dead-letter', '-n', SYSTEM_NAMESPACE, '--type', 'json',
-    '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: installed.eventDisplayImage }]),
+    '-p', JSON.stringify([
+      { op: 'replace', path: '/spec/template/spec/containers/0/image', value: installed.eventDisplayImage },
+      { op: 'replace', path: '/spec/template/metadata/annotations/autoscaling.knative.dev~1min-scale', value: '1' },
+    ]),
   ]);
-  progress(`swarm-dead-letter runs ${installed.eventDisplayImage}`);
+  progress(`swarm-dead-letter runs ${installed.eventDisplayImage}, one pod kept (its log holds the dead letters)`);
   // Side by side: each waits on its own controller (the PingSource on its adapter's first start).
   await Promise.all([
     waitReady(kubeconfig, SYSTEM_NAMESPACE, 'ksvc', ['swarm-assign', 'swarm-restart', 'swarm-dead-letter'], progress),

@@ -1,0 +1,173 @@
+// Swarm as a user runs it, for the end-to-end files: real Knative (Serving,
+// Eventing, Traefik) on the run's cluster, Swarm deployed with `npm run deploy`
+// and its image built from the Dockerfile, events taking the real path
+// (ApiServerSource → Broker → Triggers → the Knative Services). A test file
+// enables its own namespace (the labels and bindings `--watch-namespace`
+// gives), and talks to Swarm only as a user can: kubectl, synthetic
+// CloudEvents posted to the Broker's ingress (the resync ping the PingSource
+// sends each minute, duplicates, replays), and what Knative shows (the
+// dead-letter Service's log, the events a Trigger of its own receives).
+//
+// Deployed once per cluster: the first file to ask installs (or, on a fresh
+// cluster, waits for the install the global setup started in the background)
+// and deploys; later files find it Ready and running the current image.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HTTP, type CloudEvent } from 'cloudevents';
+import { resyncPingEvent } from '../../lib/events/ping.js';
+import { NODE_IP } from '../controlplane/node-config.js';
+import { IMAGE_REGISTRY, readImagePins } from '../controlplane/knative-images.js';
+import { ensureImages } from '../image/build.js';
+import { awaitKnativeInBackground } from './knative-background.js';
+import { enableNamespace } from './local-knative.js';
+import { deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE, waitReady, type InstalledKnative, type Progress } from './real-knative.js';
+
+/** knative/base/broker.yaml's Broker, in SYSTEM_NAMESPACE. */
+export const SWARM_BROKER = 'swarm';
+const DEAD_LETTER = 'swarm-dead-letter';
+
+export interface SwarmOnKnative {
+  readonly kubeconfig: string;
+  /** The MT broker's ingress, http://<its ClusterIP> (the host reaches ClusterIPs through kube-proxy). */
+  readonly ingress: string;
+  /** The worker image built from the Dockerfile, imported into the node. */
+  readonly workerImage: string;
+  /** Posts `event` to Swarm's Broker, as a user's synthetic CloudEvent; throws unless the ingress took it (202). */
+  publish(event: CloudEvent<unknown>): Promise<void>;
+  /** The resync ping for `namespace` (what its PingSource sends each minute), now. */
+  pingNow(namespace: string): Promise<void>;
+  /** Pings `namespace` every `everyMs` until stopped (the PingSource's period is a minute at least). */
+  pinging(namespace: string, everyMs: number): { stop(): void };
+  /** The ids of the events the dead-letter Service logged (Knative's event_display) since it started. */
+  deadLetters(): Promise<string[]>;
+}
+
+const say = (progress?: Progress): Progress => progress ?? ((line) => process.stderr.write(`[swarm-on-knative] ${line}\n`));
+
+/** What installKnative returns, for a cluster where it already ran (the event_display image is imported by it). */
+const alreadyInstalled = (): InstalledKnative => ({ eventDisplayImage: `${IMAGE_REGISTRY}/knative/eventing/event_display:${readImagePins().knativeEventing}` });
+
+async function knativeInstalled(kubeconfig: string): Promise<boolean> {
+  const out = await kubectl(kubeconfig, ['get', 'deployments', '-n', 'knative-eventing', '--ignore-not-found', '-o', 'name']).catch(() => '');
+  return out.includes('mt-broker-ingress');
+}
+
+/** The image the Knative Service swarm-assign runs, when it is Ready; undefined otherwise. */
+async function deployedImage(kubeconfig: string): Promise<string | undefined> {
+  const out = await kubectl(kubeconfig, ['get', 'ksvc', 'swarm-assign', '-n', SYSTEM_NAMESPACE, '--ignore-not-found', '-o', 'json']).catch(() => '');
+  if (!out.trim()) return undefined;
+  const ksvc = JSON.parse(out) as { spec: { template: { spec: { containers: { image: string }[] } } }; status?: { conditions?: { type: string; status: string }[] } };
+  if (ksvc.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') return undefined;
+  return ksvc.spec.template.spec.containers[0]?.image;
+}
+
+/**
+ * Swarm on real Knative on the cluster behind `kubeconfig`, deployed if it is
+ * not (or runs another image): waits for the global setup's background install
+ * when `background` names one, installs Knative itself if it is missing.
+ */
+export async function swarmOnKnative(options: {
+  kubeconfig: string;
+  workDir: string;
+  background?: { dir: string } | null;
+  progress?: Progress;
+}): Promise<SwarmOnKnative> {
+  const { kubeconfig, workDir } = options;
+  const progress = say(options.progress);
+  // The background install deploys Swarm too (knative-background.ts).
+  const background = options.background ? await awaitKnativeInBackground(options.background.dir, progress) : undefined;
+  const { functions, worker } = await ensureImages(progress);
+  if ((await deployedImage(kubeconfig)) !== functions.name) {
+    const installed = background ?? ((await knativeInstalled(kubeconfig)) ? alreadyInstalled() : await installKnative(workDir, { kubeconfig, progress }));
+    await deploySwarmOnKnative(workDir, installed, { kubeconfig, progress, watchNamespaces: [] });
+  }
+  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'broker', [SWARM_BROKER], progress);
+  const ingress = `http://${(await kubectl(kubeconfig, ['get', 'service', 'broker-ingress', '-n', 'knative-eventing', '-o', 'jsonpath={.spec.clusterIP}'])).trim()}`;
+  const publish = async (event: CloudEvent<unknown>): Promise<void> => {
+    const status = await postEvent(`${ingress}/${SYSTEM_NAMESPACE}/${SWARM_BROKER}`, event);
+    if (status !== 202) throw new Error(`the broker ingress answered ${status} to ${event.type} ${event.id}`);
+  };
+  return {
+    kubeconfig,
+    ingress,
+    workerImage: worker.name,
+    publish,
+    pingNow: (namespace) => publish(resyncPingEvent({ namespace })),
+    pinging(namespace, everyMs) {
+      const timer = setInterval(() => void publish(resyncPingEvent({ namespace })).catch((error: unknown) => progress(`ping ${namespace}: ${String(error)}`)), everyMs);
+      return { stop: () => clearInterval(timer) };
+    },
+    deadLetters: () => deadLetterIds(kubeconfig),
+  };
+}
+
+/** Lets the deployed Swarm act in `namespace` (creates it): the label its ApiServerSource selects and the functions' RoleBindings (knative/namespace-access). */
+export const serveNamespace = (kubeconfig: string, namespace: string): Promise<void> => enableNamespace(kubeconfig, namespace);
+
+/** Posts `event` in binary mode to a Broker's ingress path; answers the ingress's status (202: taken). */
+export async function postEvent(url: string, event: CloudEvent<unknown>): Promise<number> {
+  const message = HTTP.binary(event);
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: message.headers as Record<string, string>,
+    body: typeof message.body === 'string' ? message.body : JSON.stringify(message.body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/**
+ * The ids event_display logged (its "Context Attributes" blocks print `id: …`),
+ * over every pod of the dead-letter Service still there. The test deploy keeps
+ * one pod (min-scale 1, deploySwarmOnKnative) so its log outlives idle periods.
+ */
+async function deadLetterIds(kubeconfig: string): Promise<string[]> {
+  const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${DEAD_LETTER}`, '-c', 'event-display', '--tail=-1', '--prefix=false']).catch(() => '');
+  return [...logs.matchAll(/^\s+id: (.+)$/gm)].map((m) => m[1]!.trim());
+}
+
+export interface EventRecorder {
+  /** Every event the Broker delivered to the recorder's Trigger, in arrival order. */
+  readonly events: CloudEvent<unknown>[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A Trigger of the test's own on Swarm's Broker (no filter: every event the
+ * Broker takes), delivering to a server in this process that pods reach at the
+ * node's bridge address: what the Broker saw, as Knative delivered it.
+ */
+export async function recordBrokerEvents(kubeconfig: string, name: string, progress?: Progress): Promise<EventRecorder> {
+  const events: CloudEvent<unknown>[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        events.push(HTTP.toEvent({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }) as CloudEvent<unknown>);
+      } catch {
+        // not a CloudEvent: nothing the Broker would send
+      }
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const trigger = {
+    apiVersion: 'eventing.knative.dev/v1',
+    kind: 'Trigger',
+    metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'swarm-tests' } },
+    spec: { broker: SWARM_BROKER, subscriber: { uri: `http://${NODE_IP}:${port}/` } },
+  };
+  await kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(trigger));
+  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'trigger', [name], say(progress));
+  return {
+    events,
+    async stop() {
+      await kubectl(kubeconfig, ['delete', 'trigger', name, '-n', SYSTEM_NAMESPACE, '--ignore-not-found']).catch(() => undefined);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
