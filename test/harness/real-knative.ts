@@ -257,7 +257,7 @@ export async function deploySwarmOnKnative(cluster: Cluster | string, installed:
     waitReady(kubeconfig, SYSTEM_NAMESPACE, 'broker', ['swarm'], progress),
     waitReady(kubeconfig, SYSTEM_NAMESPACE, 'trigger', ['swarm-assign', 'swarm-restart'], progress),
     waitReady(kubeconfig, SYSTEM_NAMESPACE, 'apiserversource', ['swarm'], progress),
-    waitReady(kubeconfig, SYSTEM_NAMESPACE, 'pingsource', namespaces.map((ns) => `swarm-resync-${ns}`), progress),
+    ...(namespaces.length > 0 ? [waitReady(kubeconfig, SYSTEM_NAMESPACE, 'pingsource', namespaces.map((ns) => `swarm-resync-${ns}`), progress)] : []),
   ]);
   progress(`Swarm deployed on Knative in ${seconds(started)}`);
   return { functionsImage: functions.name, workerImage: worker.name };

@@ -52,13 +52,10 @@ async function knativeInstalled(kubeconfig: string): Promise<boolean> {
   return out.includes('mt-broker-ingress');
 }
 
-/** The image the Knative Service swarm-assign runs, when it is Ready; undefined otherwise. */
+/** The image the Knative Service swarm-assign is asked to run (Ready or not: a deploy in flight is not redone). */
 async function deployedImage(kubeconfig: string): Promise<string | undefined> {
-  const out = await kubectl(kubeconfig, ['get', 'ksvc', 'swarm-assign', '-n', SYSTEM_NAMESPACE, '--ignore-not-found', '-o', 'json']).catch(() => '');
-  if (!out.trim()) return undefined;
-  const ksvc = JSON.parse(out) as { spec: { template: { spec: { containers: { image: string }[] } } }; status?: { conditions?: { type: string; status: string }[] } };
-  if (ksvc.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') return undefined;
-  return ksvc.spec.template.spec.containers[0]?.image;
+  const out = await kubectl(kubeconfig, ['get', 'ksvc', 'swarm-assign', '-n', SYSTEM_NAMESPACE, '--ignore-not-found', '-o', 'jsonpath={.spec.template.spec.containers[0].image}']).catch(() => '');
+  return out.trim() || undefined;
 }
 
 /**
@@ -81,6 +78,7 @@ export async function swarmOnKnative(options: {
     const installed = background ?? ((await knativeInstalled(kubeconfig)) ? alreadyInstalled() : await installKnative(workDir, { kubeconfig, progress }));
     await deploySwarmOnKnative(workDir, installed, { kubeconfig, progress, watchNamespaces: [] });
   }
+  await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'ksvc', ['swarm-assign', 'swarm-restart', 'swarm-dead-letter'], progress);
   await waitReady(kubeconfig, SYSTEM_NAMESPACE, 'broker', [SWARM_BROKER], progress);
   const ingress = `http://${(await kubectl(kubeconfig, ['get', 'service', 'broker-ingress', '-n', 'knative-eventing', '-o', 'jsonpath={.spec.clusterIP}'])).trim()}`;
   const publish = async (event: CloudEvent<unknown>): Promise<void> => {
@@ -101,8 +99,77 @@ export async function swarmOnKnative(options: {
   };
 }
 
-/** Lets the deployed Swarm act in `namespace` (creates it): the label its ApiServerSource selects and the functions' RoleBindings (knative/namespace-access). */
-export const serveNamespace = (kubeconfig: string, namespace: string): Promise<void> => enableNamespace(kubeconfig, namespace);
+/**
+ * Lets the deployed Swarm act in `namespace` (creates it): the label its
+ * ApiServerSource selects and the functions' RoleBindings
+ * (knative/namespace-access); then waits until the source watches it (its
+ * controller rolls the adapter out anew for each namespace it gains or loses;
+ * until then no event comes from there).
+ */
+export async function serveNamespace(kubeconfig: string, namespace: string, progress?: Progress): Promise<void> {
+  await enableNamespace(kubeconfig, namespace);
+  await untilSourceWatches(kubeconfig, namespace, true, progress);
+  await untilCanaryArrives(kubeconfig, namespace, progress);
+}
+
+/**
+ * A rolled-out adapter may still be listing: it lists each resource of each
+ * namespace before watching it (client-side throttled), and what changes
+ * before its list sends no event (a listed object is no event either). So a
+ * canary: a ConfigMap the source selects (the last resource of
+ * knative/base/apiserversource.yaml, listed last), touched until its event
+ * reaches a Trigger of the test's own; then the namespace's watches are live.
+ */
+async function untilCanaryArrives(kubeconfig: string, namespace: string, progress?: Progress, timeoutMs = 120_000): Promise<void> {
+  const started = Date.now();
+  const recorder = await recordBrokerEvents(kubeconfig, `canary-${namespace}`.slice(0, 63), progress);
+  const name = 'swarm-source-canary';
+  try {
+    await kubectl(kubeconfig, ['-n', namespace, 'create', 'configmap', name]);
+    for (let touch = 0; ; touch++) {
+      await kubectl(kubeconfig, ['-n', namespace, 'label', 'configmap', name, '--overwrite', 'app.kubernetes.io/managed-by=swarm', `k8slab.info/canary=${touch}`]);
+      const deadline = Date.now() + 3000;
+      while (Date.now() < deadline) {
+        if (recorder.events.some((e) => String(e.subject ?? '').endsWith(`/namespaces/${namespace}/configmaps/${name}`))) {
+          say(progress)(`events flow from ${namespace} (after ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      if (Date.now() - started > timeoutMs) throw new Error(`no event from namespace ${namespace} reached the Broker in ${timeoutMs / 1000} s`);
+    }
+  } finally {
+    await recorder.stop();
+    await kubectl(kubeconfig, ['-n', namespace, 'delete', 'configmap', name, '--ignore-not-found']).catch(() => undefined);
+  }
+}
+
+/** Waits until the ApiServerSource's adapter, rolled out, watches `namespace` (or, `watching` false, no longer does). */
+export async function untilSourceWatches(kubeconfig: string, namespace: string, watching: boolean, progress?: Progress, timeoutMs = 180_000): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const list = JSON.parse(await kubectl(kubeconfig, ['get', 'deployments', '-n', SYSTEM_NAMESPACE, '-l', 'eventing.knative.dev/sourceName=swarm', '-o', 'json'])) as {
+      items: {
+        metadata: { generation?: number };
+        spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+        status: { observedGeneration?: number; updatedReplicas?: number; replicas?: number; availableReplicas?: number };
+      }[];
+    };
+    const done = list.items.length > 0 && list.items.every((d) => {
+      const config = d.spec.template.spec.containers.flatMap((c) => c.env ?? []).find((e) => e.name === 'K_SOURCE_CONFIG')?.value ?? '{}';
+      const watches = ((JSON.parse(config) as { namespaces?: string[] }).namespaces ?? []).includes(namespace);
+      const st = d.status;
+      const rolledOut = st.observedGeneration === d.metadata.generation && st.updatedReplicas === st.replicas && st.availableReplicas === st.replicas;
+      return watches === watching && rolledOut;
+    });
+    if (done) {
+      say(progress)(`the ApiServerSource ${watching ? 'watches' : 'no longer watches'} ${namespace} (after ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      return;
+    }
+    if (Date.now() - started > timeoutMs) throw new Error(`the ApiServerSource's adapter did not ${watching ? 'take' : 'drop'} namespace ${namespace} in ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
 
 /** Posts `event` in binary mode to a Broker's ingress path; answers the ingress's status (202: taken). */
 export async function postEvent(url: string, event: CloudEvent<unknown>): Promise<number> {
