@@ -1,11 +1,19 @@
-// The whole system on the real cluster: the real ApiServerSource adapter
-// → local broker (knative/base/triggers.yaml) → assign/restart hosts running
-// under their own ServiceAccount tokens → real API server, StatefulSet
-// controller, garbage collector, and the sample worker pool as real pods on the
-// real node (the reference worker image, mounting the real ConfigMap).
+// The whole system on the real cluster, as a user runs it: Swarm deployed on
+// real Knative (`npm run deploy`: the Knative Services swarm-assign and
+// swarm-restart under their own ServiceAccounts, the Broker and the Triggers of
+// knative/base, the ApiServerSource watching this test's enabled namespace),
+// events taking the real path (ApiServerSource → Broker → Triggers → the
+// functions' pods) to the real API server, StatefulSet controller, garbage
+// collector, and the sample worker pool as real pods on the real node (the
+// reference worker image, mounting the real ConfigMap). The test talks to Swarm
+// only as a user can: kubectl, CloudEvents posted to the Broker's ingress (the
+// replay of what the Broker delivered, recorded by a Trigger of the test's
+// own), the functions' and the dead-letter Service's logs.
 //
 // What the workers run is read from their own reports (their logs, through the
-// coverage recorder) and endpoints, never inferred from pod timing. Asserted is
+// coverage recorder) and endpoints, never inferred from pod timing. Restarts
+// and ConfigMap writes are observed from a watch of the namespace (the
+// Timeline: on the real node nobody but Swarm deletes worker pods). Asserted is
 // only what today's design guarantees once a step is over: every job run exactly
 // once by the workers, balanced, moves equal to the lower bound, only changed
 // workers restarted, and status telling the truth from the workers' own
@@ -13,22 +21,21 @@
 // the Leases agreeing with the workers' logs). Jobs without a running owner during a transition are a
 // known defect (issue 11): bench:coverage measures them; this file does not.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Swarm } from '../../lib/api/types.js';
 import { lowerBound } from '../../lib/assignment/index.js';
 import { diff } from '../../lib/plan/index.js';
 import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
-import type { Delivery } from '../../dev/broker/local-broker.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { kubectl, type LocalKnative } from '../harness/local-knative.js';
+import { kubectl, SYSTEM_NAMESPACE } from '../harness/local-knative.js';
+import { recordBrokerEvents, type EventRecorder } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { parseReportLine } from '../support/coverage-recorder/log-line.js';
 import { seedStreams } from '../support/fixtures.js';
-import { scrapeTotal } from '../support/metrics.js';
 import { eventually, type Timeline } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -80,19 +87,53 @@ const liveUids = (): Map<string, string> =>
 const movesLowerBound = (previous: Record<string, string[]>, jobs: readonly string[], replicas: number) =>
   lowerBound({ statefulSetName: 'swarm-worker', replicas, jobs: [...jobs], previous })?.moves;
 
+/** `kubectl auth can-i` as `as`: "yes" or "no" (can-i exits 1 on "no": its answer is still on stdout). */
+const canI = async (as: string, verb: string, resource: string, namespace = NS) =>
+  (await kubectl(kubeconfig, ['auth', 'can-i', verb, resource, '-n', namespace, '--as', as]).catch((err: unknown) => String((err as { stdout?: unknown }).stdout ?? err))).trim();
+
+/** The events of this namespace the Broker delivered (to the recorder's Trigger), as the ApiServerSource sent them. */
+const realEvents = (): CloudEvent<unknown>[] => recorder.events.filter((e) => e.namespace === NS && e.type.startsWith('dev.knative.apiserver.'));
+
+/**
+ * How many times the functions' pods (swarm-assign, swarm-restart) logged
+ * having handled each event id since `since` (pino's `time`, ms): the
+ * functions' own word that an event reached them and was answered 2xx.
+ */
+async function handledSince(since: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const service of ['swarm-assign', 'swarm-restart']) {
+    const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${service}`, '-c', 'function', '--tail=-1', '--prefix=false', '--max-log-requests=10']).catch(() => '');
+    for (const line of logs.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; event?: string; time?: number };
+        if (entry.msg === 'handled' && entry.event && (entry.time ?? 0) >= since) counts.set(entry.event, (counts.get(entry.event) ?? 0) + 1);
+      } catch {
+        // not one of the function's JSON lines
+      }
+    }
+  }
+  return counts;
+}
+
+/** Worker pods the Timeline saw marked for deletion at or after `since` (only Swarm deletes them on the real node). */
+const deletionsSince = (since: number) => [...timeline.pods.values()].filter((p) => p.name.startsWith('swarm-worker-') && p.deletingAt !== undefined && p.deletingAt >= since);
+
 let world: EndToEnd;
-let local: LocalKnative;
 let timeline: Timeline;
 let workers: WorkerPodsRecorder;
 let workerImage: string;
-let delivered: Delivery[];
+let recorder: EventRecorder;
 
 beforeAll(async () => {
-  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode') });
-  ({ local, timeline, workers, workerImage, delivered } = world);
+  world = await startEndToEnd({ kubeconfig, namespace: NS, realNode: inject('realNode') });
+  ({ timeline, workers, workerImage } = world);
+  // Before anything is applied: every event of this namespace the Broker takes from now on.
+  recorder = await recordBrokerEvents(kubeconfig, `e2e-recorder-${process.pid}`);
 });
 
 afterAll(async () => {
+  await recorder?.stop();
   await world?.stop();
 });
 
@@ -132,7 +173,8 @@ describe('the seed sample, end to end', () => {
   it('scales to 3: the workers end up running each job once, balanced, moving the fewest jobs; only the changed workers were restarted', async () => {
     const before = workers.running().byPod;
     const uidsBefore = liveUids();
-    const restartsBefore = await scrapeTotal([local.hosts.restart[0]!.port], 'swarm_pod_restarts_total');
+    const configBefore = (await getConfigMap()).data?.['config.yml'];
+    const stepStart = Date.now();
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '3']);
     await converged(2, 3);
     const { byPod: after } = await runningExactlyOnce(workers, seedStreams, 3);
@@ -161,28 +203,43 @@ describe('the seed sample, end to end', () => {
     expect(workers.misses).toEqual([]);
     expect(workers.ownerships().anomalies).toEqual([]);
 
-    // /metrics agrees with what the cluster saw: exactly those two restarts, each once.
-    expect((await scrapeTotal([local.hosts.restart[0]!.port], 'swarm_pod_restarts_total')) - restartsBefore).toBe(restarted.length + earlyRestart);
-    // The watch may deliver the last write a moment after the metric counted it.
-    const writes = async () =>
-      scrapeTotal([local.hosts.assign[0]!.port, local.hosts.restart[0]!.port], 'swarm_configmap_writes_total');
-    const observed = () => timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config').length;
-    await eventually('ConfigMap writes counted = ConfigMap writes watched', async () => (await writes()) === observed(), 10_000).catch(() => undefined);
-    expect(await writes()).toBe(observed());
-    expect(readRestarts((await getConfigMap()).metadata?.annotations ?? {}).steps).toEqual([]);
+    // The watch agrees: exactly those restarts, each once (a pod deleted is a restart: only Swarm deletes worker pods here).
+    expect(deletionsSince(stepStart).length).toBe(restarted.length + earlyRestart);
+    // The new assignment was written once: every ConfigMap write of the step (the
+    // watch caught up with the last one) carries either the old config.yml or the final one.
+    const cm = await getConfigMap();
+    const writes = await eventually('the watch to see the last ConfigMap write', async () => {
+      const seen = timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config');
+      return seen.at(-1)?.resourceVersion === cm.metadata?.resourceVersion ? seen.filter((w) => w.at >= stepStart) : undefined;
+    }, 10_000);
+    expect(new Set(writes.map((w) => w.data['config.yml']).filter((c) => c !== configBefore))).toEqual(new Set([cm.data?.['config.yml']]));
+    expect(readRestarts(cm.metadata?.annotations ?? {}).steps).toEqual([]);
   });
 
   it('ignores duplicated, reordered and stale real events: no ConfigMap write, no pod deletion', async () => {
-    const real = delivered.map((d) => d.event).filter((e) => e.type.startsWith('dev.knative.apiserver.'));
+    // Every real event of this namespace the Broker delivered so far, replayed newest first, each twice, through the real Broker.
+    const real = realEvents();
     expect(real.length).toBeGreaterThan(5);
     const rv = (await getConfigMap()).metadata?.resourceVersion;
-    const deletions = [...timeline.pods.values()].filter((p) => p.deletingAt !== undefined).length;
+    const podsBefore = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=swarm-worker' })).items.map((p) => p.metadata?.uid).sort();
+    const since = Date.now();
     const replay: CloudEvent<unknown>[] = [...real].reverse().flatMap((e) => [e, e]);
-    for (const e of replay) local.broker.publish(e);
-    await local.broker.idle();
+    for (const e of replay) await world.swarm.publish(e);
+    // No broker.idle on real Knative: the functions' own logs say when each replayed event was handled (twice).
+    const ids = [...new Set(real.map((e) => e.id))];
+    await eventually(`the functions to have handled the ${replay.length} replayed events`, async () => {
+      const handled = await handledSince(since - 2_000);
+      const missing = ids.filter((id) => (handled.get(id) ?? 0) < 2);
+      return missing.length === 0 ? true : (missing.slice(0, 5) as unknown as undefined);
+    }, 150_000, 2_000);
+    process.stderr.write(`[swarm-e2e] replayed ${replay.length} events (${ids.length} distinct), all handled twice after ${Math.round((Date.now() - since) / 1000)} s\n`);
     expect((await getConfigMap()).metadata?.resourceVersion).toBe(rv);
-    expect([...timeline.pods.values()].filter((p) => p.deletingAt !== undefined).length).toBe(deletions);
-    expect(local.broker.deadLetters).toEqual([]);
+    const podsAfter = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=swarm-worker' })).items;
+    expect(podsAfter.map((p) => p.metadata?.uid).sort()).toEqual(podsBefore);
+    expect(podsAfter.filter((p) => p.metadata?.deletionTimestamp)).toEqual([]);
+    expect(deletionsSince(since)).toEqual([]);
+    const mine = new Set(recorder.events.filter((e) => e.namespace === NS).map((e) => e.id));
+    expect((await world.swarm.deadLetters()).filter((id) => mine.has(id))).toEqual([]);
   });
 
   it('scales down to 1: the last worker runs every stream, once', async () => {
@@ -234,20 +291,22 @@ describe('the seed sample, end to end', () => {
   });
 
   it('the functions act under their own ServiceAccounts: RBAC denies what they were not granted', async () => {
-    const assignKc = new KubeConfig();
-    assignKc.loadFromFile(local.kubeconfigs.assign);
-    await expect(assignKc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: NS })).rejects.toMatchObject({ code: 403 });
-    const restartKc = new KubeConfig();
-    restartKc.loadFromFile(local.kubeconfigs.restart);
-    await expect(restartKc.makeApiClient(AppsV1Api).deleteNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' })).rejects.toMatchObject({ code: 403 });
+    const assign = `system:serviceaccount:${SYSTEM_NAMESPACE}:swarm-assign`;
+    const restart = `system:serviceaccount:${SYSTEM_NAMESPACE}:swarm-restart`;
+    // What they were granted here (the namespace's RoleBindings)…
+    expect(await canI(assign, 'update', 'configmaps')).toBe('yes');
+    expect(await canI(restart, 'delete', 'pods')).toBe('yes');
+    // …and not more.
+    expect(await canI(assign, 'list', 'secrets')).toBe('no');
+    expect(await canI(assign, 'delete', 'pods')).toBe('no');
+    expect(await canI(restart, 'delete', 'statefulsets.apps')).toBe('no');
+    expect(await canI(restart, 'update', 'configmaps')).toBe('no');
     await expect(apps.readNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' })).resolves.toBeTruthy();
   });
 
   it('a worker may write only its own Lease: RBAC allows leases get/create/update in its namespace only, the admission policy only the pod\'s own', async () => {
     const as = `system:serviceaccount:${NS}:swarm-worker`;
-    const can = async (verb: string, resource: string, namespace = NS) =>
-      // can-i exits 1 on "no": its answer is still on stdout.
-      (await kubectl(kubeconfig, ['auth', 'can-i', verb, resource, '-n', namespace, '--as', as]).catch((err: unknown) => String((err as { stdout?: unknown }).stdout ?? err))).trim();
+    const can = (verb: string, resource: string, namespace = NS) => canI(as, verb, resource, namespace);
     for (const verb of ['get', 'create', 'update']) expect(await can(verb, 'leases.coordination.k8s.io')).toBe('yes');
     for (const [verb, resource] of [['delete', 'leases.coordination.k8s.io'], ['list', 'leases.coordination.k8s.io'], ['get', 'configmaps'], ['update', 'swarms.k8slab.info'], ['delete', 'pods']]) {
       expect({ verb, resource, can: await can(verb!, resource!) }).toEqual({ verb, resource, can: 'no' });
