@@ -18,7 +18,8 @@
 //
 // On a fresh cluster the install of Knative and the collector runs while the
 // other files do (test/harness/knative-background.ts, started by the global
-// setup); this file waits for it, then deploys Swarm itself.
+// setup); this file waits for it, then deploys Swarm itself (again, if the
+// background deployed it: `npm run deploy` is idempotent) watching `swarm`.
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -32,6 +33,7 @@ import { awaitKnativeInBackground } from '../harness/knative-background.js';
 import { restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
 import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, waitReady, type InstalledKnative } from '../harness/real-knative.js';
 import { postToBroker, ROUTING_BROKER, routingManifests, startRecorder } from '../harness/routing-broker.js';
+import { serveNamespace } from '../harness/swarm-on-knative.js';
 import { formatTrace, matches, startTraceSink, type Hop, type TraceSink } from '../harness/trace-sink.js';
 import { withWorkerImage } from '../harness/worker-pool.js';
 import { routingCases } from '../support/routing-cases.js';
@@ -135,6 +137,8 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
     await latestRevisionsReady();
     // The minute's resync ping keeps assign warm (see below); this file watches it idle.
     await kubectl(kubeconfig, ['patch', 'pingsource', 'swarm-resync-swarm', '-n', SYSTEM_NAMESPACE, '--type', 'merge', '-p', '{"spec":{"schedule":"0 0 1 1 *"}}']);
+    // Deployed with `--watch-namespace swarm`: events flow from there once the source's adapter watches it.
+    await serveNamespace(kubeconfig, NS, progress);
     await applySample(kubeconfig, deployed.workerImage);
     workerImage = deployed.workerImage;
   }, 40 * MINUTES);
