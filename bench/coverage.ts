@@ -3,7 +3,9 @@
 // original`, the same script against the original operator too, on the same
 // cluster, one after the other.
 //
-// On the local cluster with a real node: the sample worker pool (the reference
+// On the local cluster with a real node, Swarm as a user runs it (real Knative
+// Serving + Eventing, `npm run deploy`, its image built from the Dockerfile):
+// the sample worker pool (the reference
 // worker as real pods mounting the real ConfigMap), a Swarm over the 27 seed
 // streams, resized 2→3→4→1→3 two ways — `kubectl scale sts` with the sample as
 // it ships (Restart), and `kubectl scale swm` with Swarm owning the count and
@@ -28,10 +30,9 @@ import type { Swarm } from '../lib/api/types.js';
 import { parse } from '../lib/workerconfig/index.js';
 import { originalOperator, readPins } from '../test/controlplane/build.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
+import { deploySwarmOnKnative, installKnative, kubectl, uninstallSwarmAndKnative } from '../test/harness/real-knative.js';
 import { ORIGINAL_CRD_NAME, manifestIn, startOriginalOperator, withStatefulSetAppLabel, type RunningOriginalOperator } from '../test/harness/original-operator.js';
 import { recordWorkerPool, sampleSwarmYaml, workerPoolYaml } from '../test/harness/worker-pool.js';
-import { ensureWorkerImage } from '../test/harness/worker-image.js';
 import type { WorkerPodsRecorder } from '../test/support/coverage-recorder/recorder.js';
 import { seedStreams } from '../test/support/fixtures.js';
 import { eventually } from '../test/support/timeline.js';
@@ -53,6 +54,8 @@ const STEP_TIMEOUT_MS = 240_000;
  * to this step, not the next.
  */
 const QUIET_MS = 25_000;
+/** The Swarm systems' namespaces, watched by the one deploy of Swarm per cluster. */
+const SWARM_NAMESPACES = ['bench-coverage-swarm', 'bench-coverage-swarm-owned'] as const;
 
 const argValue = (flag: string): string | undefined => {
   const at = process.argv.indexOf(flag);
@@ -193,20 +196,16 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
 }
 
 /**
- * Swarm as this tree has it: its CRD and RBAC, the local Knative harness (real
- * ApiServerSource adapter, both functions under their own ServiceAccounts).
+ * Swarm as this tree has it, deployed on the cluster's real Knative (run():
+ * ApiServerSource → Broker → Triggers → the functions' Knative Services, under
+ * their own ServiceAccounts, `namespace` watched and pinged each minute).
  * `scale sts`: the sample as it is (Restart, MakeBeforeBreak), resized with
  * `kubectl scale sts` (the StatefulSet moves first). `scale swm`: Swarm owns the
  * count (spec.replicas, `kubectl scale swm`) and the workers hot-reload
  * (restart policy None: the handoff staged through the ConfigMap).
  */
-async function swarmSystem(cluster: Cluster, image: string, namespace: string, name: 'swarm' | 'swarm-owned'): Promise<SystemUnderTest> {
+function swarmSystem(cluster: Cluster, image: string, namespace: string, name: 'swarm' | 'swarm-owned'): SystemUnderTest {
   const kubeconfig = cluster.kubeconfigPath;
-  await installSwarm(kubeconfig);
-  await enableNamespace(kubeconfig, namespace);
-  // The function hosts' per-event logs would bury the progress lines.
-  process.env.LOG_LEVEL ??= 'warn';
-  const local: LocalKnative = await startLocalKnative({ adminKubeconfig: kubeconfig, namespace, workDir: join(cluster.workDir, 'knative') });
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -227,7 +226,8 @@ async function swarmSystem(cluster: Cluster, image: string, namespace: string, n
       const ok = st?.phase === 'Running' && (st.version ?? 0) > afterVersion && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation;
       return ok ? st.version : undefined;
     },
-    stop: () => local.stop(),
+    // Swarm stays deployed for the next system; run() deletes the namespace.
+    stop: async () => undefined,
   };
 }
 
@@ -279,12 +279,22 @@ async function run(syncFrequency: string | undefined, built: { binary: string; m
   const runs: Run[] = [];
   try {
     const kubeconfig = cluster.kubeconfigPath;
-    const image = await ensureWorkerImage(cluster, (line: string) => progress(`  ${line}`));
+    const say = (line: string) => progress(`  ${line}`);
+    progress(`sync ${sync}: installing Knative and deploying Swarm (first run: the Knative images take about 30 minutes, cached afterwards)`);
+    const installed = await installKnative(cluster, { kubeconfig, progress: say });
+    // Creates, labels and binds the Swarm systems' namespaces (`--watch-namespace`), each with its PingSource.
+    const { workerImage: image } = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress: say, watchNamespaces: SWARM_NAMESPACES });
     const systems: Array<() => Promise<SystemUnderTest>> = [
-      () => swarmSystem(cluster, image, 'bench-coverage-swarm', 'swarm'),
-      () => swarmSystem(cluster, image, 'bench-coverage-swarm-owned', 'swarm-owned'),
+      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[0], 'swarm'),
+      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[1], 'swarm-owned'),
     ];
-    if (built) systems.push(() => originalSystem(cluster, image, 'bench-coverage-original', built));
+    if (built)
+      systems.push(async () => {
+        // The original gets the node to itself, and its CRD has Swarm's name.
+        progress(`sync ${sync}: removing Swarm and Knative for the original operator`);
+        await uninstallSwarmAndKnative(kubeconfig, say);
+        return originalSystem(cluster, image, 'bench-coverage-original', built);
+      });
     for (const make of systems) {
       let system: SystemUnderTest | undefined;
       let recorder: WorkerPodsRecorder | undefined;
@@ -344,7 +354,7 @@ const body = (
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; the local Knative harness: real ApiServerSource adapter, assign and restart under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same tree with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`) and hot-reloading workers (restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same tree with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`) and hot-reloading workers (restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
@@ -356,7 +366,7 @@ const body = (
         `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
-        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, the local Knative harness (real ApiServerSource adapter, assign and restart under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: \`spec.replicas\` and \`kubectl scale swm\`, hot-reloading workers (restart policy None).`,
+        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: \`spec.replicas\` and \`kubectl scale swm\`, hot-reloading workers (restart policy None).`,
         '',
         measures,
         '',

@@ -1,8 +1,7 @@
 // npm run bench:reconcile — what a reconcile costs, this tree next to another
 // (SWARM_BENCH_BASELINE, a checkout of an older main), measured in the same run
 // on one local KWOK-only cluster (no real node, no lock). Each tree runs one
-// host per function (functions/server.ts, as test/harness/local-knative.ts
-// does, with the admin kubeconfig) and owns a namespace holding the same
+// host per function (functions/server.ts, with the admin kubeconfig) and owns a namespace holding the same
 // objects; the bench posts the events the ApiServerSource would and reads the
 // hosts' own /metrics (swarm_kube_requests_total) and /proc (CPU, peak RSS).
 // Bounded: a few minutes; progress on stderr. Results: bench/RESULTS.md.

@@ -1,12 +1,12 @@
-// `npm start -- --knative`'s live view. On real Knative the functions run in
-// pods behind the real broker, so there is no delivery to report: the view
-// prints what it observes instead, polled — the Swarm's status, the config
-// version and shares it publishes, and how many pods each function has (scale
-// to zero and the activator's wake-up show there). A line only when something
-// changed. Pure: dev/start.ts reads, this decides what to print.
+// npm start's live view. The functions run in pods behind the real Broker, so
+// the view prints what it observes, polled — the Swarm's status, the config
+// version and shares it publishes (what the last change moved, the workers'
+// shares as a small table), and how many pods each function has (scale to zero
+// and the activator's wake-up show there). A line only when something changed.
+// Pure: dev/start.ts reads, this decides what to print.
 import type { Swarm } from '../lib/api/types.js';
 import type { SwarmView } from '../lib/introspection/view.js';
-import { describeMoves, sharesTable } from './live-view.js';
+import type { Move } from '../lib/plan/index.js';
 
 export interface Observed {
   /** Wall-clock time, `HH:MM:SS`. */
@@ -26,6 +26,41 @@ export interface ObservedMemory {
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const SHARE_WIDTH = 60;
+
+/** `5 jobs moved (a → c: 3, b → c: 2)`, plus jobs added and removed. */
+export function describeMoves(moves: readonly Move[]): string {
+  const pairs = new Map<string, number>();
+  let added = 0;
+  let removed = 0;
+  for (const m of moves) {
+    if (m.from === null) added += 1;
+    else if (m.to === null) removed += 1;
+    else pairs.set(`${m.from} → ${m.to}`, (pairs.get(`${m.from} → ${m.to}`) ?? 0) + 1);
+  }
+  const moved = [...pairs.values()].reduce((a, b) => a + b, 0);
+  const parts = [
+    ...(moved ? [`moved ${plural(moved, 'job')} (${[...pairs].map(([pair, n]) => `${pair}: ${n}`).join(', ')})`] : []),
+    ...(added ? [`${plural(added, 'new job')}`] : []),
+    ...(removed ? [`${plural(removed, 'job')} removed`] : []),
+  ];
+  return parts.length ? parts.join('  ') : 'no job moved';
+}
+
+/** The workers' shares, one row each, indented under the time column. */
+export function sharesTable(view: SwarmView): string[] {
+  const indent = ' '.repeat(9);
+  const width = Math.max('worker'.length, ...view.workers.map((w) => w.name.length));
+  const share = (jobs: readonly string[]) => {
+    const text = jobs.join(' ');
+    return text.length <= SHARE_WIDTH ? text : `${text.slice(0, SHARE_WIDTH - 1).replace(/\s*\S*$/, '')} …`;
+  };
+  return [
+    `${indent}${'worker'.padEnd(width)}  ver  jobs  share`,
+    ...view.workers.map((w) => `${indent}${w.name.padEnd(width)}  ${`v${w.version}`.padEnd(3)}  ${String(w.jobs.length).padStart(4)}  ${share(w.jobs)}`),
+  ];
+}
+
 
 /** `Running v7  3/3 ready  0 uncovered  Ready=True (Converged)`. */
 export function statusLine(status: Swarm['status']): string {

@@ -1,40 +1,25 @@
-// npm start: the whole system on one machine. Builds (first run) and starts the
-// embedded control plane, installs the CRD and the sample Swarm, runs the
-// functions behind a local broker fed by the real ApiServerSource adapter, and
-// shows a live view: one line per reconcile or handoff step that changed
-// something, the shares when they change (dev/live-view.ts). The functions'
-// logs and span trees go to .swarm/start.log. Ctrl-C (or SIGTERM, SIGHUP)
-// stops what it started, whatever stdout is (dev/shutdown.ts).
-//
-// `npm start -- --knative`: the same cluster with real Knative Serving and
-// Eventing (and Traefik) instead of the local stand-ins, Swarm deployed with
-// `npm run deploy` and its own image, the live view from what it observes
-// (dev/observed-view.ts). About a minute longer to start; the default keeps the
-// local stand-ins because its view can show every delivery and the functions
-// run as host processes a person can debug.
-import { openSync, writeSync, mkdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import pinoPretty from 'pino-pretty';
-import { keyString } from '../lib/decisions/routing.js';
+// npm start: the whole system on one machine, as a user runs it. Builds (first
+// run) and starts the embedded control plane with its real node, installs real
+// Knative Serving + Eventing (and Traefik) from the images `npm run
+// knative:images` builds (first run: about 30 minutes, cached afterwards),
+// deploys Swarm with `npm run deploy` and its image built from the Dockerfile,
+// applies the sample (knative/samples), and shows a live view of what it
+// observes, polled (dev/observed-view.ts): the Swarm's status, each new config
+// version with what it moved and the workers' shares, the functions' pods
+// (scale to zero, the activator's wake-up). The functions' logs are their
+// pods' (`kubectl logs`). Ctrl-C (or SIGTERM, SIGHUP) stops what it started,
+// whatever stdout is (dev/shutdown.ts); on a cluster it reused, Knative and
+// Swarm stay installed. `--knative`, from when this was not the default, is
+// accepted and changes nothing.
 import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';
-import type { SwarmView } from '../lib/introspection/view.js';
-import { createLogger } from '../lib/observability/logger.js';
-import { readSwarmView, swarmViewOf } from '../functions/introspection-read.js';
+import { swarmViewOf } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, linkBinaries, startCluster, type Cluster } from '../test/controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl, startLocalKnative, type LocalKnative } from '../test/harness/local-knative.js';
 import { applySample, deploySwarmOnKnative, installKnative, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
-import { ensureWorkerImage } from '../test/harness/worker-image.js';
-import { withWorkerImage } from '../test/harness/worker-pool.js';
-import type { Delivery } from './broker/local-broker.js';
-import { liveView, stepFromDelivery, type ViewState } from './live-view.js';
 import { observedView, type ObservedMemory } from './observed-view.js';
-import { resyncPeriodMs } from './resync-timer.js';
 import { say, stopOnSignals } from './shutdown.js';
-import { TracePrinter } from './trace-printer.js';
 
 const SAMPLE_NAMESPACE = 'swarm';
-const LOG_FILE = join(defaultWorkDir, 'start.log');
 const tty = process.stdout.isTTY === true;
 const bold = (text: string) => (tty ? `\x1b[1m${text}\x1b[0m` : text);
 const progress = (line: string) => say(`${bold('▸')} ${line}\n`);
@@ -66,36 +51,9 @@ const stopAll = stopOnSignals(
   { onStopping: () => progress('stopping') },
 );
 
-/** Feeds the live view, one delivery at a time, in the order the broker reports them. */
-function liveViewPrinter(kubeconfig: string): (d: Delivery) => void {
-  const read = readSwarmView(createK8sClient(loadKubeConfig(kubeconfig)));
-  let state: ViewState = {};
-  let queue = Promise.resolve();
-  const render = async (d: Delivery, time: string) => {
-    const step = stepFromDelivery(d, time);
-    const views: Record<string, SwarmView> = {};
-    for (const { swarm } of step.swarms) {
-      const [namespace = '', name = ''] = swarm.split('/');
-      const view = await read(namespace, name).catch(() => undefined);
-      if (view) views[keyString({ namespace, name })] = view;
-    }
-    const next = liveView(state, step, views);
-    state = next.state;
-    for (const line of next.lines) say(`${line}\n`);
-  };
-  return (d) => {
-    if (stopping) return;
-    const time = clock();
-    queue = queue.then(() => render(d, time)).catch((err: unknown) => say(`live view: ${String(err)}\n`));
-  };
-}
-
 async function main(): Promise<void> {
-  mkdirSync(defaultWorkDir, { recursive: true });
-  const logFd = openSync(LOG_FILE, 'w');
-  progress(`logs and span trees of the functions: ${relative(process.cwd(), LOG_FILE) || LOG_FILE}`);
   progress('building the control plane if needed (first run: several minutes, cached afterwards)');
-  await ensureBuilt((line) => progress(line), ALL_TOOLS);
+  await ensureBuilt((line) => progress(line), ALL_TOOLS); // 'knative': its module also builds the dead-letter Service's event_display image
   await linkBinaries(); // .swarm/bin/kubectl, as the commands below use it
 
   const running = await healthyCluster(defaultWorkDir);
@@ -110,53 +68,11 @@ async function main(): Promise<void> {
     cluster = await track(startCluster({ onProgress: (l) => progress(l), ownerPid: process.pid, signal: aborter.signal }), (c) => c.stop());
     kubeconfig = cluster.kubeconfigPath;
   }
-  if (process.argv.includes('--knative')) return startOnKnative(cluster, kubeconfig, running !== undefined);
-  progress('Knative: the local stand-ins (a local broker, the functions as host processes: every delivery in the view); `npm start -- --knative` for real Serving + Eventing');
-  progress('building the worker image from the Dockerfile if needed (first run: a few minutes), importing it into the node');
-  const workerImage = await ensureWorkerImage(cluster, (l) => progress(l));
-
-  progress('installing the Swarm CRD and identities (knative/base), then the sample (knative/samples)');
-  await installSwarm(kubeconfig);
-  await enableNamespace(kubeconfig, SAMPLE_NAMESPACE);
-
-  const log = createLogger({
-    name: 'swarm',
-    level: process.env.LOG_LEVEL ?? 'info',
-    destination: pinoPretty({ destination: logFd, sync: true, colorize: false, ignore: 'pid,hostname,trace_flags' }),
-  });
-  const traces = new TracePrinter({ out: { write: (text: string) => writeSync(logFd, text) } });
-  const local: LocalKnative = await track(
-    startLocalKnative({
-      adminKubeconfig: kubeconfig,
-      namespace: SAMPLE_NAMESPACE,
-      workDir: join(defaultWorkDir, 'local-knative'),
-      onDelivery: liveViewPrinter(kubeconfig),
-      hostExtras: { log, spanProcessors: [traces] },
-      // The PingSource's periodic resync (knative/base/pingsource.yaml), through the local broker.
-      resyncEveryMs: resyncPeriodMs(),
-    }),
-    (l) => l.stop(),
-  );
-  // The sample as `kubectl apply -k knative/samples` renders it, its workers running the image built here.
-  const sample = await kubectl(kubeconfig, ['kustomize', join('knative', 'samples')]);
-  await kubectl(kubeconfig, ['apply', '-f', '-'], withWorkerImage(sample, workerImage));
-
-  const assignPort = local.hosts.assign[0]?.port;
-  progress(`broker ${local.brokerUrl}  assign :${assignPort}  restart :${local.hosts.restart[0]?.port}`);
-  say(
-    [
-      'try, in another terminal:',
-      `    .swarm/bin/kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} scale sts/swarm-worker --replicas 3`,
-      `    .swarm/bin/kubectl --kubeconfig .swarm/kubeconfig -n ${SAMPLE_NAMESPACE} get swm`,
-      `    curl -H 'Accept: text/html' http://127.0.0.1:${assignPort}/swarms/${SAMPLE_NAMESPACE}/swarm-worker`,
-      'Ctrl-C stops everything npm start started. Each step that changes something follows:',
-      '',
-    ].join('\n'),
-  );
+  await runOnKnative(cluster, kubeconfig, running !== undefined);
 }
 
-/** Real Knative Serving + Eventing + Traefik, Swarm deployed the user's way, the sample, then the observed view. */
-async function startOnKnative(cluster: Cluster | string, kubeconfig: string, reused: boolean): Promise<void> {
+/** Real Knative Serving + Eventing + Traefik on `cluster`, Swarm deployed the user's way, the sample, then the live view. */
+async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reused: boolean): Promise<void> {
   progress('installing Knative Serving + Eventing + Traefik from the images `npm run knative:images` builds (first run: about 30 minutes, cached afterwards)');
   const installed = await installKnative(cluster, { kubeconfig, progress });
   progress('deploying Swarm with `npm run deploy` and its image built from the Dockerfile');
@@ -170,6 +86,7 @@ async function startOnKnative(cluster: Cluster | string, kubeconfig: string, reu
       `    ${kubectlHint} -n ${SAMPLE_NAMESPACE} scale swm/swarm-worker --replicas 3`,
       `    ${kubectlHint} -n ${SAMPLE_NAMESPACE} get swm`,
       `    ${kubectlHint} -n ${SYSTEM_NAMESPACE} get ksvc,broker,trigger,apiserversource,pingsource`,
+      `    ${kubectlHint} -n ${SYSTEM_NAMESPACE} logs -l serving.knative.dev/service=swarm-assign -c function   # the functions' logs`,
       'The functions scale to zero when idle; a change wakes assign through the activator. Ctrl-C stops everything npm start started.',
       '',
     ].join('\n'),

@@ -2,8 +2,7 @@
 // events shaped exactly like the ApiServerSource adapter's, the PingSource's
 // and assign's reply. The authority is Knative itself: knative-e2e sends every
 // case through a real Broker holding those Triggers (test/integration/
-// knative-e2e.test.ts); the unit tier checks the local stand-in's filters
-// (dev/broker) against the same table.
+// knative-e2e.test.ts).
 import type { CloudEvent } from 'cloudevents';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';

@@ -1,8 +1,8 @@
-// `npm start -- --knative`'s live view (dev/observed-view.ts): polled
+// npm start's live view (dev/observed-view.ts): polled
 // observations of a scale 2 → 3 on real Knative, the functions waking from
 // zero and going back; a line only when something changed.
 import { describe, expect, it } from 'vitest';
-import { observedView, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
+import { describeMoves, observedView, sharesTable, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
 
@@ -81,5 +81,28 @@ describe('observed live view', () => {
     const blind = observedView(first.memory, { time: '10:00:01', swarm: SWARM, status: running(1, 2), functionPods: {} });
     expect(blind.lines).toEqual([]);
     expect(observedView(blind.memory, { time: '10:00:02', swarm: SWARM, status: running(1, 2), view: v1, functionPods: {} }).lines).toEqual([]);
+  });
+});
+
+describe('the view\'s text', () => {
+  it('summarises moves by pair, new and removed jobs', () => {
+    expect(describeMoves([])).toBe('no job moved');
+    expect(
+      describeMoves([
+        { job: 'a', from: 'w-0', to: 'w-2' },
+        { job: 'b', from: 'w-0', to: 'w-2' },
+        { job: 'c', from: 'w-1', to: 'w-2' },
+        { job: 'n', from: null, to: 'w-1' },
+        { job: 'r', from: 'w-0', to: null },
+      ]),
+    ).toBe('moved 3 jobs (w-0 → w-2: 2, w-1 → w-2: 1)  1 new job  1 job removed');
+  });
+
+  it('cuts a long share at a job boundary', () => {
+    const jobs = Array.from({ length: 30 }, (_, i) => `stream-${String(i).padStart(2, '0')}`);
+    const [, row] = sharesTable(
+      swarmView({ swarm: { metadata: { namespace: 'swarm', name: 'swarm-worker' } }, config: { version: 1, workloads: { [worker(0)]: { jobs, version: 1 } } }, pendingRestarts: [], lastChange: { version: 1, moves: [] } }),
+    );
+    expect(row).toBe('         swarm-worker-0  v1     30  stream-00 stream-01 stream-02 stream-03 stream-04 …');
   });
 });

@@ -186,7 +186,7 @@ describe('incomingTraceContext', () => {
     expect(incoming.links).toEqual([]);
   });
 
-  it('continues the extension when no header came (the local broker, Knative without tracing)', () => {
+  it('continues the extension when no header came (an event posted directly, Knative without tracing)', () => {
     const fromEvent = upstreamTraceparent();
     for (const headers of [{}, { traceparent: 'not-a-traceparent' }]) {
       const incoming = incomingTraceContext(headers, { traceparent: fromEvent.traceparent, tracestate: 'k=v' });
