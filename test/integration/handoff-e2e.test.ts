@@ -1,16 +1,24 @@
 // Observed handoffs on the real node, measured by what the workers report:
-// hot-reloading reference workers (restart policy None) under Swarm-owned
-// scaling (`kubectl scale swm`), make-before-break staged through the
-// ConfigMap, with two instances of each function and the resync ping on. Asserted: zero uncovered job-seconds across each resize (the
-// coverage recorder, from the workers' own start/stop lines), every job run
-// exactly once at the end, no pod restarted, and status never Ready while a
-// job had no acknowledged owner.
+// Swarm as deployed on real Knative (`npm run deploy`: the Knative Services
+// swarm-assign, swarm-restart and swarm-dead-letter behind the Broker `swarm`,
+// fed by the ApiServerSource watching this namespace; Knative decides how many
+// pods each function runs), the test posting the resync ping every 10 s (the
+// PingSource fires once a minute), and hot-reloading reference workers as real
+// pods (restart policy None) acknowledging through their Leases, under
+// Swarm-owned scaling (`kubectl scale swm`), make-before-break staged through
+// the ConfigMap, and one break-before-make resize. Asserted, from what a user
+// sees (the workers' own start/stop lines, the pods' lives, the Swarm's
+// status, the dead-letter Service's log): zero uncovered job-seconds across
+// each resize (the coverage recorder), every job run exactly once at the end,
+// no pod replaced or restarted, and status never Ready while a job had no
+// acknowledged owner.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { enableNamespace, kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/local-knative.js';
+import { serveNamespace } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, swarmSettled, WORKER_SELECTOR, workerPoolYaml } from '../harness/worker-pool.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
@@ -83,7 +91,7 @@ const liveUids = (): Map<string, string> =>
   new Map([...world.workers.pods.values()].filter((p) => p.deletedAt === undefined).map((p) => [p.name, p.uid]));
 
 beforeAll(async () => {
-  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode'), instances: 2, resyncEveryMs: 10_000 });
+  world = await startEndToEnd({ kubeconfig, namespace: NS, realNode: inject('realNode'), resyncEveryMs: 10_000 });
 });
 
 afterAll(async () => {
@@ -145,7 +153,7 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
         await kubectl(kubeconfig, ['-n', NS, 'delete', 'rolebinding', 'swarm-assign']);
         await scaleSwarm(2)();
         await new Promise((resolve) => setTimeout(resolve, 40_000));
-        await enableNamespace(kubeconfig, NS);
+        await serveNamespace(kubeconfig, NS);
       },
       2,
       jobs,
