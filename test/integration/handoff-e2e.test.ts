@@ -7,11 +7,14 @@
 // pods (restart policy None) acknowledging through their Leases, under
 // Swarm-owned scaling (`kubectl scale swm`), make-before-break staged through
 // the ConfigMap, and one break-before-make resize. Asserted, from what a user
-// sees (the workers' own start/stop lines, the pods' lives, the Swarm's
-// status, the dead-letter Service's log): zero uncovered job-seconds across
-// each resize (the coverage recorder), every job run exactly once at the end,
-// no pod replaced or restarted, and status never Ready while a job had no
-// acknowledged owner.
+// sees (the workers' own start/stop lines, the pods' lives and the ConfigMap
+// writes the Timeline watched, the Swarm's status): zero uncovered job-seconds
+// across each resize (the coverage recorder), every job run exactly once at
+// the end, the handoffs staged in the ConfigMap (`releasing` for
+// make-before-break, `awaiting` for break-before-make), no pod replaced or
+// restarted, and status never Ready while a job had no acknowledged owner.
+// The dead-letter Service's log is printed for the access-loss step, not
+// asserted (it is shared by every namespace on the cluster).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
@@ -183,8 +186,9 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
       2,
       jobs,
     );
-    // What Knative gave up on meanwhile (the Triggers retry, then dead-letter): shared by every
-    // namespace on the cluster, so printed to read the step by, not asserted.
+    // What Knative gave up on meanwhile (a Trigger retries a failed delivery, then dead-letters it;
+    // assign answers a Swarm it may not read as blocked, so none are expected from here): the
+    // dead-letter log is shared by every namespace on the cluster, so printed, not asserted.
     const deadNow = (await world.swarm.deadLetters()).filter((id) => !deadBefore.has(id));
     console.log(`[handoff-e2e] dead-lettered during the access loss (any namespace): ${deadNow.length}`);
     expect(report.gaps).toEqual([]);
