@@ -15,6 +15,6 @@ export async function deadLettersAbout(kubeconfig: string, namespace: string): P
   return logs
     .split(/^Context Attributes,$/m)
     .slice(1)
-    .filter((block) => [...block.matchAll(/^\s+namespace: (.+)$/gm)].some((m) => m[1]!.trim() === namespace) || block.includes(`"namespace": "${namespace}"`))
+    .filter((block) => [...block.matchAll(/^\s+namespace: (.+)$/gm), ...block.matchAll(/"namespace":\s*"([^"]*)"/g)].some((m) => m[1]!.trim() === namespace))
     .map((block) => /^\s+id: (.+)$/m.exec(block)?.[1]?.trim() ?? '?');
 }

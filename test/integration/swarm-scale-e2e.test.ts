@@ -1,9 +1,9 @@
 // Swarm owns the worker count, on the real control plane with KWOK pods (which
 // do not acknowledge: their coverage is Inferred), Swarm deployed on real
 // Knative (its ApiServerSource, Broker and Triggers delivering to the
-// swarm-assign and swarm-restart Services): `kubectl scale swm` grows the StatefulSet only after the config over
-// the new count was written and shrinks it only after the survivors run their
-// new shares (BreakBeforeMake: grows after the losers stopped, shrinks before
+// swarm-assign and swarm-restart Services): `kubectl scale swm` grows the
+// StatefulSet only after the config over the new count was written and
+// shrinks it only after the survivors run their new shares (BreakBeforeMake: grows after the losers stopped, shrinks before
 // the hand-off); a direct `kubectl scale sts` is undone; spec.ordinals.start is
 // honoured; statefulSetName and configMapName cannot be changed.
 // Order is judged by resourceVersion (etcd's revision, one sequence for every
