@@ -15,10 +15,12 @@ import { deploymentWorkers, inheritShares, workerIndex, type DeploymentWorkers }
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
 import { stageHandoff } from './handoff.js';
+import { unverifiable, type WrittenAt } from './coverage.js';
 import { workerCount } from './scale.js';
 import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
+  readLastChange,
   readRestarts,
   withLastChange,
   withRestarts,
@@ -192,7 +194,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
       ? { version: config.version, steps: [] }
       : plan
         ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version, unknown)
-        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }) };
+        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }, unverifiableIn(config, readLastChange(annotations))) };
   if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
   if (moved) {
     // Workers whose share changed with no pod pinned for a restart (none was listed):
@@ -306,17 +308,29 @@ function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) =>
  * Adds a step for every live pod that acknowledges a share other than its own
  * and has none: a pod that started before its share was written (a new worker,
  * one that predates the first assignment, one created while the config was
- * being written) runs what it read then, observed rather than assumed.
+ * being written) runs what it read then, observed rather than assumed. So too,
+ * with `unverifiable`, a serving pod that cannot acknowledge and whose share
+ * no start time vouches for (coverage.ts unverifiable): else it stays
+ * Uncovered for good.
  */
-function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow): RecordedStep[] {
+function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow, unverifiable?: (worker: string, pod: PodView) => boolean): RecordedStep[] {
   const stepped = new Set(steps.map((s) => s.worker));
   const extra = poolWorkerNames(now.statefulSet, now.workers, undefined).flatMap((worker) => {
     const { pod, ack } = now.facts(worker);
-    if (stepped.has(worker) || !pod || pod.terminating || ack !== 'differs') return [];
+    if (stepped.has(worker) || !pod || pod.terminating) return [];
+    if (ack !== 'differs' && !(pod.ready && unverifiable?.(worker, pod))) return [];
     return [{ worker, staleUid: pod.uid, waitFor: [] }];
   });
   return [...steps, ...extra];
 }
+
+/** The workers of `config` whose pods coverage.ts can judge neither by acknowledgement nor by start time. */
+const unverifiableIn =
+  (config: WorkerConfig, lastChange: WrittenAt | undefined) =>
+  (worker: string, pod: PodView): boolean => {
+    const share = config.workloads[worker];
+    return share !== undefined && unverifiable(worker, pod, share.version, lastChange);
+  };
 
 /** Our controller reference, in place if present (so an unchanged list compares equal). */
 function withOwner(refs: readonly OwnerReference[], ours: OwnerReference): OwnerReference[] {

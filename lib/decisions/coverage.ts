@@ -137,6 +137,17 @@ function inferredRunsShare(worker: string, pod: PodView, shareVersion: number, l
   return !Number.isNaN(written) && !Number.isNaN(started) && started >= written + INFERENCE_MARGIN_SECONDS * 1000;
 }
 
+/**
+ * A serving worker that cannot acknowledge and whose running share can never
+ * be inferred: its pod started before the margin after the write that gave it
+ * the share with no pod pinned. Nothing else would ever make that pod reload,
+ * so assign pins it for one restart (configmap.ts withUnacknowledged); its
+ * replacement starts after the write and is inferred.
+ */
+export function unverifiable(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
+  return !declaresAcknowledgement(pod) && !inferredRunsShare(worker, pod, shareVersion, lastChange);
+}
+
 export function computeCoverage(input: CoverageInput): Coverage {
   const workers = new Map<string, WorkerCoverage>();
   const acknowledged = new Set<string>();

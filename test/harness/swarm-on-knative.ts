@@ -38,8 +38,12 @@ export interface SwarmOnKnative {
   pingNow(namespace: string): Promise<void>;
   /** Pings `namespace` every `everyMs` until stopped (the PingSource's period is a minute at least). */
   pinging(namespace: string, everyMs: number): { stop(): void };
-  /** The ids of the events the dead-letter Service logged (Knative's event_display) since it started. */
-  deadLetters(): Promise<string[]>;
+  /**
+   * The ids of the events the dead-letter Service (Knative's event_display) logged since it started;
+   * with `namespace`, only those about it (an ApiServerSource event's `namespace` extension, a ping's data):
+   * files share the cluster, and another file's trouble is not this one's failure.
+   */
+  deadLetters(namespace?: string): Promise<string[]>;
 }
 
 const say = (progress?: Progress): Progress => progress ?? ((line) => process.stderr.write(`[swarm-on-knative] ${line}\n`));
@@ -95,7 +99,7 @@ export async function swarmOnKnative(options: {
       const timer = setInterval(() => void publish(resyncPingEvent({ namespace })).catch((error: unknown) => progress(`ping ${namespace}: ${String(error)}`)), everyMs);
       return { stop: () => clearInterval(timer) };
     },
-    deadLetters: () => deadLetterIds(kubeconfig),
+    deadLetters: (namespace) => deadLetterIds(kubeconfig, namespace),
   };
 }
 
@@ -185,13 +189,48 @@ export async function postEvent(url: string, event: CloudEvent<unknown>): Promis
 }
 
 /**
- * The ids event_display logged (its "Context Attributes" blocks print `id: …`),
- * over every pod of the dead-letter Service still there. The test deploy keeps
- * one pod (min-scale 1, deploySwarmOnKnative) so its log outlives idle periods.
+ * The ids event_display logged, over every pod of the dead-letter Service still
+ * there (the test deploy keeps one: min-scale 1, deploySwarmOnKnative), each
+ * event a block from its "Context Attributes," line on (its Extensions and Data
+ * follow); with `namespace`, the blocks naming it.
  */
-async function deadLetterIds(kubeconfig: string): Promise<string[]> {
+async function deadLetterIds(kubeconfig: string, namespace?: string): Promise<string[]> {
   const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${DEAD_LETTER}`, '-c', 'event-display', '--tail=-1', '--prefix=false']).catch(() => '');
-  return [...logs.matchAll(/^\s+id: (.+)$/gm)].map((m) => m[1]!.trim());
+  const about = (block: string) =>
+    namespace === undefined || [...block.matchAll(/^\s+namespace: (.+)$/gm), ...block.matchAll(/"namespace":\s*"([^"]*)"/g)].some((m) => m[1]!.trim() === namespace);
+  return logs
+    .split(/^Context Attributes,$/m)
+    .slice(1)
+    .filter(about)
+    .map((block) => /^\s+id: (.+)$/m.exec(block)?.[1]?.trim() ?? '?');
+}
+
+/** One event a function's pod logged as handled (answered 2xx): pino's `msg: "handled"` line with the event's id. */
+export interface Handled {
+  readonly service: string;
+  readonly pod: string;
+  readonly event: string;
+  /** pino's `time` (ms since the epoch; the node shares this machine's clock). */
+  readonly time: number;
+}
+
+/** What the function pods still there logged as handled: the functions' own word that an event reached them. */
+export async function handledEvents(kubeconfig: string, services: readonly string[] = ['swarm-assign', 'swarm-restart']): Promise<Handled[]> {
+  const handled: Handled[] = [];
+  for (const service of services) {
+    const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${service}`, '-c', 'function', '--tail=-1', '--prefix', '--max-log-requests=20']).catch(() => '');
+    for (const line of logs.split('\n')) {
+      const m = /^\[pod\/([^/]+)\/[^\]]+\] (\{.*\})$/.exec(line);
+      if (!m) continue;
+      try {
+        const entry = JSON.parse(m[2]!) as { msg?: string; event?: string; time?: number };
+        if (entry.msg === 'handled' && entry.event) handled.push({ service, pod: m[1]!, event: entry.event, time: entry.time ?? 0 });
+      } catch {
+        // not one of the function's JSON lines
+      }
+    }
+  }
+  return handled;
 }
 
 export interface EventRecorder {

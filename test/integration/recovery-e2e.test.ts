@@ -71,7 +71,6 @@ describe.skipIf(!realNode)('a worker ConfigMap lost by hand', () => {
     await kubectl(kubeconfig, ['label', 'namespace', NS, 'k8slab.info/swarm-enabled-']);
     await untilSourceWatches(kubeconfig, NS, false);
     const before = (await getSwarm()).status?.version ?? 0;
-    const deadBefore = await served.swarm.deadLetters();
     await kubectl(kubeconfig, ['-n', NS, 'delete', 'configmap', 'pool-config']);
     expect(await readConfigMap()).toBeUndefined();
     await served.swarm.pingNow(NS);
@@ -86,7 +85,7 @@ describe.skipIf(!realNode)('a worker ConfigMap lost by hand', () => {
       const st = (await getSwarm()).status;
       return st?.phase === 'Running' && st.version === recreated;
     }, 120_000, 2000);
-    expect(await served.swarm.deadLetters()).toEqual(deadBefore);
+    expect(await served.swarm.deadLetters(NS)).toEqual([]);
     await serveNamespace(kubeconfig, NS);
   });
 });

@@ -31,7 +31,7 @@ import { readRestarts } from '../../lib/decisions/workspace.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { kubectl, SYSTEM_NAMESPACE } from '../harness/local-knative.js';
-import { recordBrokerEvents, type EventRecorder } from '../harness/swarm-on-knative.js';
+import { handledEvents, recordBrokerEvents, type EventRecorder } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { parseReportLine } from '../support/coverage-recorder/log-line.js';
@@ -94,25 +94,10 @@ const canI = async (as: string, verb: string, resource: string, namespace = NS) 
 /** The events of this namespace the Broker delivered (to the recorder's Trigger), as the ApiServerSource sent them. */
 const realEvents = (): CloudEvent<unknown>[] => recorder.events.filter((e) => e.namespace === NS && e.type.startsWith('dev.knative.apiserver.'));
 
-/**
- * How many times the functions' pods (swarm-assign, swarm-restart) logged
- * having handled each event id since `since` (pino's `time`, ms): the
- * functions' own word that an event reached them and was answered 2xx.
- */
+/** How many times the function pods logged having handled each event id since `since` (ms). */
 async function handledSince(since: number): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const service of ['swarm-assign', 'swarm-restart']) {
-    const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${service}`, '-c', 'function', '--tail=-1', '--prefix=false', '--max-log-requests=10']).catch(() => '');
-    for (const line of logs.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        const entry = JSON.parse(line) as { msg?: string; event?: string; time?: number };
-        if (entry.msg === 'handled' && entry.event && (entry.time ?? 0) >= since) counts.set(entry.event, (counts.get(entry.event) ?? 0) + 1);
-      } catch {
-        // not one of the function's JSON lines
-      }
-    }
-  }
+  for (const h of await handledEvents(kubeconfig)) if (h.time >= since) counts.set(h.event, (counts.get(h.event) ?? 0) + 1);
   return counts;
 }
 

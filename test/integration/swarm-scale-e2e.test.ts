@@ -13,7 +13,6 @@ import { Watch } from '@kubernetes/client-node';
 import { SPEC_RULES } from '../../lib/api/schema.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
-import { deadLettersAbout } from '../harness/dead-letters.js';
 import { kubectl } from '../harness/local-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
@@ -151,7 +150,7 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
     expect(shrunkTo1).toBeLessThan(departing);
     // Nothing about this namespace exhausted its retries (the dead-letter Service's log,
     // which other files' events share: only this namespace's are asked about).
-    expect(await deadLettersAbout(kubeconfig, NS)).toEqual([]);
+    expect(await served.swarm.deadLetters(NS)).toEqual([]);
   });
 
   it('a direct kubectl scale sts is undone: spec.replicas wins', async () => {

@@ -71,6 +71,23 @@ describe('versions never go backwards', () => {
     expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 6, at: T, unpinned: ['swarm-worker-2'] });
   });
 
+  it('a worker that cannot acknowledge, started too soon after a write that pinned none of its pods, is pinned for one restart', () => {
+    // Version 6 recreated the config; swarm-worker-2 had no pod then. Its pod started 1 s after the
+    // write: it may have read the older share, no start time can vouch for it, nothing else restarts it.
+    const written = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
+    const configMap = { ...written.configMap, uid: 'cm-uid', resourceVersion: '10' };
+    const next = (pod2: PodView) =>
+      readRestarts(converge(decideConfigMap({ swarm: publishedAt(6), statefulSet: sts(3), configMap, pods: [workerPod(0), workerPod(1), pod2], now: plus(30) })).configMap.annotations).steps;
+    expect(next(workerPod(2, { startedAt: plus(1) })).map((s) => [s.worker, s.staleUid])).toEqual([
+      ['swarm-worker-0', 'pod-0'],
+      ['swarm-worker-1', 'pod-1'],
+      ['swarm-worker-2', 'pod-2'],
+    ]);
+    // Started past the margin: it read its share (inferred), no restart; nor while it is not yet Ready.
+    expect(next(workerPod(2, { startedAt: plus(INFERENCE_MARGIN_SECONDS) })).map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    expect(next(workerPod(2, { startedAt: plus(1), ready: false })).map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  });
+
   it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
     const garbled = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [workerPod(0), workerPod(1)] }));
     expect(garbled.malformedPrevious).toBeDefined();
