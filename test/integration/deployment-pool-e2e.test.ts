@@ -1,12 +1,19 @@
-// A Deployment pool on the real node, measured by what the workers report:
-// three hot-reloading reference workers (knative/samples/deployment.yaml) over
-// the seed's 27 streams; the Swarm scales them 3 → 5 → 2, the Deployment rolls
+// A Deployment pool on the real node, with Swarm on real Knative (deployed
+// once per cluster: test/harness/swarm-on-knative.ts; events take the real
+// path, ApiServerSource → Broker → Triggers → the functions' Knative Services;
+// the test posts the resync ping to the Broker every 10 s, as the PingSource
+// would each minute), measured by what the workers report: three
+// hot-reloading reference workers (knative/samples/deployment.yaml) over the
+// seed's 27 streams; the Swarm scales them 3 → 5 → 2, the Deployment rolls
 // out a new pod template, a pod is deleted by hand (the script:
-// test/harness/pool-script.ts). After each step: every job run exactly once,
-// shares differ by at most one, moves (job starts in the step, by the workers'
-// own reports) within the lower bound (a departed or replaced pod's share
-// included), and zero uncovered job-seconds (the coverage recorder). The same
-// script on a StatefulSet pool, side by side, is a benchmark: npm run
+// test/harness/pool-script.ts). After each step (the Swarm's status Running
+// with every worker acknowledging, the Deployment rolled out): every job run
+// exactly once, shares differ by at most one, moves (job starts in the step,
+// by the workers' own reports) within the lower bound (a departed or
+// replaced pod's share included), and zero uncovered job-seconds (the
+// coverage recorder, from the worker pods' logs); and the Swarm's status,
+// read at every poll, never Ready while a job had no acknowledged owner. The
+// same script on a StatefulSet pool, side by side, is a benchmark: npm run
 // bench:pools.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { lowerBound } from '../../lib/assignment/lower-bound.js';
@@ -40,7 +47,7 @@ function movesAllowed(before: Record<string, string[]>, after: Record<string, st
 const balanced = (s: StepOutcome) => ({ gaps: s.report.gaps, uncovered: s.report.totals.uncoveredSeconds, spread: s.spread <= 1 });
 
 beforeAll(async () => {
-  world = await startEndToEnd({ kubeconfig, namespace: NS, clusterWorkDir: inject('clusterWorkDir'), realNode: inject('realNode'), resyncEveryMs: 10_000 });
+  world = await startEndToEnd({ kubeconfig, namespace: NS, realNode: inject('realNode'), resyncEveryMs: 10_000 });
   run = poolRun(world, kubeconfig, NS, 'Deployment');
 });
 
