@@ -110,14 +110,18 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
   const livePods = (): Map<string, string> =>
     new Map([...world.workers.pods.values()].filter((p) => p.deletedAt === undefined).map((p) => [p.name, p.uid]));
 
+  /** The controller has seen the latest spec (else its status is the previous one's: a `rollout restart` just applied reads as rolled out). */
+  const current = (o: { metadata?: { generation?: number }; status?: { observedGeneration?: number } }) =>
+    o.metadata?.generation !== undefined && (o.status?.observedGeneration ?? 0) >= o.metadata.generation;
+
   /** The pool controller at `replicas`, every pod of the current template and Ready. */
   async function rolledOut(replicas: number): Promise<boolean> {
     if (pool === 'Deployment') {
       const d = await apps.readNamespacedDeployment({ namespace, name: 'swarm-worker' });
-      return d.spec?.replicas === replicas && d.status?.updatedReplicas === replicas && d.status?.replicas === replicas && d.status?.readyReplicas === replicas;
+      return current(d) && d.spec?.replicas === replicas && d.status?.updatedReplicas === replicas && d.status?.replicas === replicas && d.status?.readyReplicas === replicas;
     }
     const s = await apps.readNamespacedStatefulSet({ namespace, name: 'swarm-worker' });
-    return s.spec?.replicas === replicas && s.status?.updatedReplicas === replicas && s.status?.readyReplicas === replicas && s.status?.currentRevision === s.status?.updateRevision;
+    return current(s) && s.spec?.replicas === replicas && s.status?.updatedReplicas === replicas && s.status?.readyReplicas === replicas && s.status?.currentRevision === s.status?.updateRevision;
   }
 
   /** Settled: the pool at `replicas` and rolled out, no marks, Running, each worker acknowledging, the departed pods gone. */
