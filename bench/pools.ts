@@ -1,5 +1,7 @@
 // npm run bench:pools — the same script on both pool kinds, side by side: on a
-// fresh local cluster with its real node, three hot-reloading reference
+// fresh local cluster with its real node, real Knative installed on it and
+// Swarm deployed there as a user deploys it (test/harness/swarm-on-knative.ts:
+// `npm run deploy`'s path, once, for both pools), three hot-reloading reference
 // workers over the seed's 27 streams, the Swarm scaled 3 → 5 → 2, a rolling
 // update, a pod deleted (test/harness/pool-script.ts, the script
 // deployment-pool-e2e asserts on a Deployment pool), first on a Deployment
@@ -69,15 +71,15 @@ async function measure(): Promise<{ costs: StepCost[]; image: string }> {
     },
   );
   const kubeconfig = cluster.kubeconfigPath;
-  // The function hosts' per-event logs would bury the progress lines.
-  process.env.LOG_LEVEL ??= 'warn';
+  if (!cluster.realNode) throw new Error('bench:pools runs the workers, Knative and Swarm as real pods: its cluster needs a real node');
   const costs: StepCost[] = [];
   let image = '?';
   for (const pool of POOLS) {
     const namespace = `bench-pools-${pool.toLowerCase()}`;
-    progress(`${pool}: starting Swarm (local Knative) in ${namespace}`);
+    progress(`${pool}: Swarm on Knative (installed and deployed the first time) serving ${namespace}`);
     const [world, stopWorld] = await tracked(
-      startEndToEnd({ kubeconfig, namespace, clusterWorkDir: cluster.workDir, realNode: cluster.realNode ?? '', resyncEveryMs: 10_000 }),
+      // Outside vitest: the cluster's work directory given, and no background install to wait for (Knative is installed in the foreground).
+      startEndToEnd({ kubeconfig, namespace, realNode: cluster.realNode, workDir: cluster.workDir, background: null, resyncEveryMs: 10_000 }),
       async (w) => {
         await w.stop();
         // The next pool gets the node to itself.
@@ -118,7 +120,7 @@ const body = [
   `Command: \`npm run bench:pools\` (bench/pools.ts via tsx), this tree at ${tree}. Generated ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`,
   realNodeMachine(),
   '',
-  `Scenario (test/harness/pool-script.ts, the script \`test/integration/deployment-pool-e2e.test.ts\` asserts on a Deployment pool): a fresh cluster, the kubelet's sync period ${SYNC_FREQUENCY} (as in the tests), the local Knative harness (real ApiServerSource adapter, both functions, a resync ping every 10 s); ${START_REPLICAS} hot-reloading reference workers (restart policy None; image \`${measured.image}\`) over the seed's 27 streams, first as a Deployment (knative/samples/deployment.yaml), then as a StatefulSet (knative/samples/statefulset.yaml), each in its own namespace; then \`kubectl scale swm\` 3 → 5 and 5 → 2, \`kubectl rollout restart\` (a rolling update of the pod template), and the first pod by name deleted. Each step runs from its command until the pool is rolled out and settled (no handoff marks, the Swarm Running with every worker acknowledging) and the workers' own reports show every job run exactly once. *job starts (moves)*: every job start in the step, a move or a reload after a restart; *pods replaced*: pods of the step's start gone or replaced (a scale-down's departures not counted); *uncovered job-s* / *duplicate job-s*: Σ over jobs of the seconds no worker / two or more reported running it (test/support/coverage-recorder, from the workers' job.started/job.stopped lines).`,
+  `Scenario (test/harness/pool-script.ts, the script \`test/integration/deployment-pool-e2e.test.ts\` asserts on a Deployment pool): a fresh cluster, the kubelet's sync period ${SYNC_FREQUENCY} (as in the tests), real Knative (Serving, Eventing, Traefik) with Swarm deployed on it as \`npm run deploy\` does (events on the real path: ApiServerSource → Broker → Triggers → the functions' Knative Services; the resync ping posted to the Broker every 10 s); ${START_REPLICAS} hot-reloading reference workers (restart policy None; image \`${measured.image}\`) over the seed's 27 streams, first as a Deployment (knative/samples/deployment.yaml), then as a StatefulSet (knative/samples/statefulset.yaml), each in its own namespace; then \`kubectl scale swm\` 3 → 5 and 5 → 2, \`kubectl rollout restart\` (a rolling update of the pod template), and the first pod by name deleted. Each step runs from its command until the pool is rolled out and settled (no handoff marks, the Swarm Running with every worker acknowledging) and the workers' own reports show every job run exactly once. *job starts (moves)*: every job start in the step, a move or a reload after a restart; *pods replaced*: pods of the step's start gone or replaced (a scale-down's departures not counted); *uncovered job-s* / *duplicate job-s*: Σ over jobs of the seconds no worker / two or more reported running it (test/support/coverage-recorder, from the workers' job.started/job.stopped lines).`,
   '',
   ...poolsTable(measured.costs),
   '',

@@ -23,10 +23,17 @@ export async function startEndToEnd(options: {
   realNode: string;
   /** Pings the namespace this often (the PingSource's period is a minute; default none but it). */
   resyncEveryMs?: number;
+  /** The cluster's work directory (Knative's install files); default, inside vitest: the global setup's `inject('clusterWorkDir')`. */
+  workDir?: string;
+  /** The background install of Knative to wait for, or null for none; default, inside vitest: `inject('knativeInstall')`. */
+  background?: { dir: string } | null;
 }): Promise<EndToEnd> {
   const { kubeconfig, namespace } = options;
   if (!options.realNode) throw new Error("the end-to-end tests run Knative and the reference worker as real pods: they need the cluster's real node (SWARM_REAL_NODE=0 has none)");
-  const swarm = await swarmOnKnative({ kubeconfig, workDir: inject('clusterWorkDir'), background: inject('knativeInstall') });
+  // inject() works only inside vitest: a script (bench/pools.ts) passes both.
+  const workDir = options.workDir ?? inject('clusterWorkDir');
+  const background = options.background !== undefined ? options.background : inject('knativeInstall');
+  const swarm = await swarmOnKnative({ kubeconfig, workDir, background });
   await kubectl(kubeconfig, ['create', 'namespace', namespace]);
   const timeline = await Timeline.start(kubeconfig, namespace);
   const workers = await recordWorkerPool(kubeconfig, namespace);

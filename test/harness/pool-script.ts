@@ -40,6 +40,16 @@ export interface StepOutcome {
   /** Pods running jobs before and after (name → jobs). */
   before: Record<string, string[]>;
   after: Record<string, string[]>;
+  /**
+   * The assignments the Swarm wrote during the step, in order, as each worker's
+   * share to be (its jobs less those it is releasing, plus those it awaits;
+   * workers left with none dropped), consecutive repeats (handoff marks only)
+   * merged: the Swarm reassigns as the pool's pods appear, so a step may take
+   * more than one.
+   */
+  assignments: Record<string, string[]>[];
+  /** For a failed assertion on moves: the step's job starts (ms from its start, job, pod) and the config versions written meanwhile. */
+  trace: string;
 }
 
 /** One step of the script: what changes, and the worker count it ends at. */
@@ -100,14 +110,18 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
   const livePods = (): Map<string, string> =>
     new Map([...world.workers.pods.values()].filter((p) => p.deletedAt === undefined).map((p) => [p.name, p.uid]));
 
+  /** The controller has seen the latest spec (else its status is the previous one's: a `rollout restart` just applied reads as rolled out). */
+  const current = (o: { metadata?: { generation?: number }; status?: { observedGeneration?: number } }) =>
+    o.metadata?.generation !== undefined && (o.status?.observedGeneration ?? 0) >= o.metadata.generation;
+
   /** The pool controller at `replicas`, every pod of the current template and Ready. */
   async function rolledOut(replicas: number): Promise<boolean> {
     if (pool === 'Deployment') {
       const d = await apps.readNamespacedDeployment({ namespace, name: 'swarm-worker' });
-      return d.spec?.replicas === replicas && d.status?.updatedReplicas === replicas && d.status?.replicas === replicas && d.status?.readyReplicas === replicas;
+      return current(d) && d.spec?.replicas === replicas && d.status?.updatedReplicas === replicas && d.status?.replicas === replicas && d.status?.readyReplicas === replicas;
     }
     const s = await apps.readNamespacedStatefulSet({ namespace, name: 'swarm-worker' });
-    return s.spec?.replicas === replicas && s.status?.updatedReplicas === replicas && s.status?.readyReplicas === replicas && s.status?.currentRevision === s.status?.updateRevision;
+    return current(s) && s.spec?.replicas === replicas && s.status?.updatedReplicas === replicas && s.status?.readyReplicas === replicas && s.status?.currentRevision === s.status?.updateRevision;
   }
 
   /** Settled: the pool at `replicas` and rolled out, no marks, Running, each worker acknowledging, the departed pods gone. */
@@ -141,12 +155,30 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
       await settled(step.replicas);
       const { at, byPod: after } = await runningExactlyOnce(world.workers, seedStreams, step.replicas, { anyPods: true, timeoutMs: 120_000 });
       const report = world.workers.report(seedStreams, { from, to: at });
-      const moves = world.workers.ownerships().ownerships.filter((o) => o.from > from && o.from <= at).length;
+      const started = world.workers.ownerships().ownerships.filter((o) => o.from > from && o.from <= at);
+      const moves = started.length;
       const sizes = Object.values(after).map((jobs) => jobs.length);
       const uidsAfter = livePods();
       const podsReplaced = [...uidsBefore].filter(([pod, uid]) => uidsAfter.get(pod) !== uid).length - Math.max(0, uidsBefore.size - step.replicas);
       const cost = { pool, step: step.name, moves, podsReplaced, uncoveredSeconds: report.totals.uncoveredSeconds, duplicateSeconds: report.totals.duplicateSeconds };
-      return { cost, report, spread: Math.max(...sizes) - Math.min(...sizes), before, after };
+      const podName = new Map([...world.workers.pods.values()].map((p) => [p.uid, p.name]));
+      const writes = world.timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config' && w.at > from && w.at <= at);
+      const assignments: Record<string, string[]>[] = [];
+      for (const w of writes) {
+        const config = parse(w.data['config.yml'] ?? '');
+        const target = Object.fromEntries(
+          Object.entries(config.workloads)
+            .map(([worker, share]) => [worker, [...share.jobs.filter((j) => !share.releasing?.includes(j)), ...(share.awaiting ?? [])].sort()] as const)
+            .filter(([, jobs]) => jobs.length > 0),
+        );
+        if (JSON.stringify(target) !== JSON.stringify(assignments.at(-1))) assignments.push(target);
+      }
+      const trace = [
+        `${moves} job start(s) in the step:`,
+        ...started.sort((a, b) => a.from - b.from).map((o) => `  +${o.from - from} ms ${o.job} on ${podName.get(o.source) ?? o.source}`),
+        `${writes.length} write(s) of swarm-worker-config in the step, at ${writes.map((w) => `+${w.at - from}`).join(', ')} ms; assignments over ${assignments.map((a) => Object.keys(a).length).join(' → ')} worker(s)`,
+      ].join('\n');
+      return { cost, report, spread: Math.max(...sizes) - Math.min(...sizes), before, after, assignments, trace };
     },
   };
   return run;
