@@ -23,8 +23,6 @@ export interface AppOptions {
   log: Logger;
   metrics: Metrics;
   now?: () => Date;
-  /** FUNCTION=all: what serves POST / in front of /functions/<name> (the dev tools' local broker). */
-  front?: express.Router;
 }
 
 function functionsFor(options: AppOptions): SwarmFunction[] {
@@ -62,7 +60,6 @@ export function createApp(options: AppOptions): express.Express {
   const routeOptions = { log: options.log, metrics: options.metrics };
   if (options.function === 'all') {
     for (const fn of functions) app.use(`/functions/${fn.name}`, eventRoute({ ...routeOptions, functions: [fn] }));
-    if (options.front) app.use('/', options.front);
   } else {
     app.use('/', eventRoute({ ...routeOptions, functions }));
   }

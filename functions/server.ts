@@ -2,8 +2,8 @@
 // (required) picks `assign` or `restart` (a Knative Service each), or `all`
 // (both, for a local run).
 //   POST /           CloudEvents (FUNCTION=assign|restart)
-//   POST /functions/<name>  each function (FUNCTION=all; `npm run serve` puts the
-//                    local broker of dev/broker on POST /)
+//   POST /functions/<name>  each function (FUNCTION=all, `npm run serve`: whoever
+//                    posts there routes)
 //   GET  /healthz /readyz /metrics /swarms/:namespace/:name
 // The app itself (routes, the functions' environment) is functions/app.ts.
 import type { Server } from 'node:http';
@@ -24,7 +24,7 @@ interface Started {
 
 /** Starts a host from the environment: FUNCTION, PORT, KUBECONFIG, LOG_LEVEL, OTEL_*. */
 interface StartExtras extends Partial<AppOptions> {
-  /** Extra span processors (npm start's trace printer, tests' in-memory exporter). */
+  /** Extra span processors (tests' in-memory exporter). */
   spanProcessors?: SpanProcessor[];
 }
 
@@ -46,7 +46,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
       kube = unreachableClient(reason);
     }
   }
-  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), ...(extra.front ? { front: extra.front } : {}) });
+  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), });
   const port = Number(env.PORT ?? 8080);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(port, env.HOST ?? '0.0.0.0', () => resolve(s));

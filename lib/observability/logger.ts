@@ -11,7 +11,7 @@ export interface LoggerOptions {
   readonly name: string;
   /** pino level; default env LOG_LEVEL, else `info`. */
   readonly level?: string;
-  /** Where JSON lines go; default stdout (npm start passes a pino-pretty stream into a file). */
+  /** Where JSON lines go; default stdout. */
   readonly destination?: DestinationStream;
 }
 

@@ -2,8 +2,8 @@
 // event was delivered with (the HTTP `traceparent` header each Knative hop
 // sets) is the parent of the reconcile span; the context the event was made in
 // (the CloudEvents distributed-tracing extension, which our replies carry) is
-// a span link, and the parent when no header came (the local broker, Knative
-// without tracing), so the function that receives a reply continues the same
+// a span link, and the parent when no header came (an event posted by hand,
+// Knative without tracing), so the function that receives a reply continues the same
 // trace either way.
 import { ROOT_CONTEXT, context, isSpanContextValid, trace, type Context, type Link, type TextMapGetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';

@@ -20,7 +20,7 @@ import { exportersFromEnv, type ExporterKind } from './exporters.js';
 interface TracingOptions {
   /** service.name of the resource; OTEL_SERVICE_NAME overrides it. */
   readonly serviceName: string;
-  /** Extra processors, e.g. an InMemorySpanExporter in tests or the npm-start trace printer. */
+  /** Extra processors, e.g. an InMemorySpanExporter in tests. */
   readonly spanProcessors?: readonly SpanProcessor[];
   /** Environment to read OTEL_* from; default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
