@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { stopOnSignals } from '../dev/shutdown.js';
 import { defaultWorkDir, startCluster } from '../test/controlplane/cluster.js';
 import { startEndToEnd } from '../test/harness/end-to-end.js';
-import { kubectl } from '../test/harness/local-knative.js';
+import { kubectl } from '../test/harness/swarm-install.js';
 import { poolRun, SCRIPT_STEPS, START_REPLICAS, type PoolKind, type StepCost } from '../test/harness/pool-script.js';
 import { POOLS_SECTION, poolsTable } from './pools-table.js';
 import { withSection } from './results-file.js';

@@ -15,7 +15,7 @@ import { assignmentChangedEvent } from '../lib/events/assignment-changed.js';
 import { apiServerEvent, toHttpMessage } from '../lib/events/apiserver-event.js';
 import type { KubeObject } from '../lib/events/types.js';
 import { repoRoot, startCluster } from '../test/controlplane/cluster.js';
-import { enableNamespace, installSwarm, kubectl } from '../test/harness/local-knative.js';
+import { enableNamespace, installSwarm, kubectl } from '../test/harness/swarm-install.js';
 import { withSection } from './results-file.js';
 
 const baselineTree = process.env.SWARM_BENCH_BASELINE;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Swarm } from '../../lib/api/types.js';
 import { Timeline } from '../support/timeline.js';
-import { kubectl } from './local-knative.js';
-import { serveNamespace, swarmOnKnative, type SwarmOnKnative } from './swarm-on-knative.js';
+import { kubectl } from './swarm-install.js';
+import { releaseNamespace, serveNamespace, swarmOnKnative, type SwarmOnKnative } from './swarm-on-knative.js';
 
 /** The admin API clients of the control plane behind `kubeconfig`, and a reader of the Swarms in `namespace`. */
 export function apiClients(kubeconfig: string, namespace: string) {
@@ -32,7 +32,7 @@ export interface ServedNamespace {
 /**
  * For the tests of one file: Swarm on real Knative (deployed once per cluster,
  * swarm-on-knative.ts), `namespace` created and watched (a Timeline, and
- * `beforeStart`), then enabled for Swarm; afterwards the namespace deleted.
+ * `beforeStart`), then enabled for Swarm; afterwards released (releaseNamespace).
  */
 export function servedNamespace(
   kubeconfig: string,
@@ -49,7 +49,7 @@ export function servedNamespace(
   }, 45 * 60_000);
   afterAll(async () => {
     served.timeline?.stop();
-    await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
+    await releaseNamespace(kubeconfig, namespace);
   });
   return served;
 }

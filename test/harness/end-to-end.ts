@@ -5,8 +5,8 @@
 import { inject } from 'vitest';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';
 import { Timeline } from '../support/timeline.js';
-import { kubectl } from './local-knative.js';
-import { serveNamespace, swarmOnKnative, type SwarmOnKnative } from './swarm-on-knative.js';
+import { kubectl } from './swarm-install.js';
+import { releaseNamespace, serveNamespace, swarmOnKnative, type SwarmOnKnative } from './swarm-on-knative.js';
 import { recordWorkerPool } from './worker-pool.js';
 
 export interface EndToEnd {
@@ -48,7 +48,7 @@ export async function startEndToEnd(options: {
       pinging?.stop();
       timeline.stop();
       workers.stop();
-      await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
+      await releaseNamespace(kubeconfig, namespace);
     },
   };
 }

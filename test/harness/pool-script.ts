@@ -11,7 +11,7 @@ import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 import { apiClients } from './cluster-fixtures.js';
 import type { EndToEnd } from './end-to-end.js';
-import { kubectl } from './local-knative.js';
+import { kubectl } from './swarm-install.js';
 import { deploymentPoolYaml, runningExactlyOnce, sampleSwarmYaml, swarmSettled, workerPoolYaml } from './worker-pool.js';
 
 export type PoolKind = 'Deployment' | 'StatefulSet';

@@ -21,7 +21,9 @@ import { withWorkerImage } from './worker-pool.js';
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '../..');
 export const STACK_DIR = join(import.meta.dirname, 'knative-stack');
-export const SYSTEM_NAMESPACE = 'swarm-system';
+// The one kubectl runner and the installation's namespace (swarm-install.ts), for this file's importers too.
+export { kubectl, SYSTEM_NAMESPACE } from './swarm-install.js';
+import { kubectl, SYSTEM_NAMESPACE } from './swarm-install.js';
 
 export type Progress = (line: string) => void;
 export interface StackOptions {
@@ -33,14 +35,6 @@ const say = (options: StackOptions): Progress => options.progress ?? ((line) => 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function kubectl(kubeconfig: string, args: readonly string[], input?: string): Promise<string> {
-  const child = run(binPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
-  if (input !== undefined) {
-    child.child.stdin?.on('error', () => undefined);
-    child.child.stdin?.end(input);
-  }
-  return (await child).stdout;
-}
 
 /** Retries `fn` while it throws (webhooks not serving yet, CRDs not established), up to `timeoutMs`. */
 async function retrying<T>(what: string, progress: Progress, fn: () => Promise<T>, timeoutMs = 180_000): Promise<T> {

@@ -19,7 +19,7 @@ import { NODE_IP } from '../controlplane/node-config.js';
 import { IMAGE_REGISTRY, readImagePins } from '../controlplane/knative-images.js';
 import { ensureImages } from '../image/build.js';
 import { awaitKnativeInBackground } from './knative-background.js';
-import { enableNamespace } from './local-knative.js';
+import { enableNamespace } from './swarm-install.js';
 import { deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE, waitReady, type InstalledKnative, type Progress } from './real-knative.js';
 
 /** knative/base/broker.yaml's Broker, in SYSTEM_NAMESPACE. */
@@ -146,6 +146,18 @@ async function untilCanaryArrives(kubeconfig: string, namespace: string, progres
     await recorder.stop();
     await kubectl(kubeconfig, ['-n', namespace, 'delete', 'configmap', name, '--ignore-not-found']).catch(() => undefined);
   }
+}
+
+/**
+ * The end of a file's namespace: unlabelled first, and deleted once the
+ * source's adapter no longer watches it. Deleted while selected, it would roll
+ * the adapter out again when it finally goes, under the next file's tests, and
+ * what changes there while the new adapter lists sends no event.
+ */
+export async function releaseNamespace(kubeconfig: string, namespace: string, progress?: Progress): Promise<void> {
+  await kubectl(kubeconfig, ['label', 'namespace', namespace, 'k8slab.info/swarm-enabled-']).catch(() => undefined);
+  await untilSourceWatches(kubeconfig, namespace, false, progress).catch((error: unknown) => say(progress)(String(error)));
+  await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
 }
 
 /** Waits until the ApiServerSource's adapter, rolled out, watches `namespace` (or, `watching` false, no longer does). */

@@ -9,7 +9,7 @@ import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
-import { kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/swarm-install.js';
 import { handledEvents } from '../harness/swarm-on-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';

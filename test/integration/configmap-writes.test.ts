@@ -13,7 +13,7 @@ import { silentLog } from '../support/fixtures.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
 import { apiClients, swarmYaml } from '../harness/cluster-fixtures.js';
-import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/local-knative.js';
+import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/swarm-install.js';
 import { seedStreams } from '../support/fixtures.js';
 
 const kubeconfig = inject('kubeconfig');

@@ -20,7 +20,7 @@ import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/swarm-install.js';
 import { serveNamespace } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, swarmSettled, WORKER_SELECTOR, workerPoolYaml } from '../harness/worker-pool.js';
 import { seedStreams } from '../support/fixtures.js';

@@ -13,7 +13,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { originalOperator } from '../controlplane/build.js';
 import { FAKE_NODE_SELECTOR, FAKE_NODE_TOLERATION, defaultWorkDir } from '../controlplane/cluster.js';
-import { kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/swarm-install.js';
 import { manifestIn, startOriginalOperator, withStatefulSetAppLabel, type RunningOriginalOperator } from '../harness/original-operator.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';

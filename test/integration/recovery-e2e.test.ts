@@ -8,7 +8,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
-import { kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/swarm-install.js';
 import { serveNamespace, untilSourceWatches } from '../harness/swarm-on-knative.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';

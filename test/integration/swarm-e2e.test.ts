@@ -30,7 +30,7 @@ import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { kubectl, SYSTEM_NAMESPACE } from '../harness/local-knative.js';
+import { kubectl, SYSTEM_NAMESPACE } from '../harness/swarm-install.js';
 import { handledEvents, recordBrokerEvents, type EventRecorder } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import type { WorkerPodsRecorder } from '../support/coverage-recorder/recorder.js';

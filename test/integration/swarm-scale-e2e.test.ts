@@ -13,7 +13,7 @@ import { Watch } from '@kubernetes/client-node';
 import { SPEC_RULES } from '../../lib/api/schema.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
-import { kubectl } from '../harness/local-knative.js';
+import { kubectl } from '../harness/swarm-install.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 

@@ -16,8 +16,8 @@ const run = promisify(execFile);
 export const SYSTEM_NAMESPACE = 'swarm-system';
 const knative = (...p: string[]) => join(repoRoot, 'knative', ...p);
 
-export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
-  const child = run(binPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 16 * 1024 * 1024 });
+export async function kubectl(kubeconfig: string, args: readonly string[], input?: string): Promise<string> {
+  const child = run(binPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
   if (input !== undefined) {
     // A kubectl that fails fast closes stdin early: its error is the one to report, not EPIPE.
     child.child.stdin?.on('error', () => undefined);
