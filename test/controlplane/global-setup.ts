@@ -12,8 +12,8 @@
 // SWARM_KUBECONFIG environment variable), kubectl with `inject('kubectl')`,
 // the real node's name with `inject('realNode')` ('' when the cluster has
 // none), the cluster's work directory with `inject('clusterWorkDir')`, and
-// with `inject('knativeInstall')` the install of Knative (and Swarm on it) this
-// setup started in the background on a fresh cluster with a real node (the
+// with `inject('knativeInstall')` the install of Knative this setup started in
+// the background on a fresh cluster with a real node (the
 // files Swarm on Knative serves wait for it: test/harness/swarm-on-knative.ts).
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -34,7 +34,7 @@ declare module 'vitest' {
     realNode: string;
     /** The run's cluster work directory (for importImages). */
     clusterWorkDir: string;
-    /** Knative and Swarm being installed in the background (a fresh cluster with a real node), or null. */
+    /** Knative being installed in the background (a fresh cluster with a real node), or null. */
     knativeInstall: { dir: string; sinkPort: number } | null;
   }
 }
@@ -85,7 +85,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const sinkPort = await freePort('0.0.0.0'); // knative-e2e's trace sink's: pods reach it at the node's address
     knative = startKnativeInBackground({ dir: cluster.workDir, kubeconfig: cluster.kubeconfigPath, sinkEndpoint: `http://${NODE_IP}:${sinkPort}` });
     project.provide('knativeInstall', { dir: cluster.workDir, sinkPort });
-    progress(`installing Knative and deploying Swarm on it in the background (log: ${join(cluster.workDir, LOG_FILE)})`);
+    progress(`installing Knative in the background (log: ${join(cluster.workDir, LOG_FILE)})`);
   }
   return async () => {
     await knative?.stop();

@@ -1,11 +1,11 @@
 // Real Knative installed while the first files of the integration tier run:
 // its install (images imported, Serving + Eventing + Traefik Ready, the
-// collector and config-observability for tracing) and Swarm deployed on it
-// (`npm run deploy`, no namespace watched yet) take two minutes or so of
+// collector and config-observability for tracing) takes two minutes or so of
 // waiting on pods. The integration tier's global setup starts this file as a
 // child process on a fresh cluster with a real node (startKnativeInBackground);
-// the files served by Swarm on Knative wait for it (swarm-on-knative.ts,
-// through awaitKnativeInBackground). The child
+// the files served by Swarm on Knative wait for it, and the first of them
+// deploys Swarm (swarm-on-knative.ts). Not deployed here: knative-manifests,
+// which runs meanwhile, deploys and undeploys the installation itself. The child
 // writes its progress to <dir>/knative-install.log and its outcome to
 // <dir>/knative-install.json; it runs at a lower CPU priority than the tests
 // and stops if the process that started it is gone.
@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../controlplane/cluster.js';
-import { deploySwarmOnKnative, installKnativeWithTracing, type InstalledKnative } from './real-knative.js';
+import { installKnativeWithTracing, type InstalledKnative } from './real-knative.js';
 
 export const LOG_FILE = 'knative-install.log';
 export const OUTCOME_FILE = 'knative-install.json';
@@ -70,13 +70,13 @@ export async function awaitKnativeInBackground(dir: string, progress: (line: str
   };
   // Done before this file asked (an earlier file waited and printed it all): say so in one line.
   if (existsSync(join(dir, OUTCOME_FILE))) printed = Number.POSITIVE_INFINITY;
-  else progress(`waiting for the install of Knative and Swarm started by the global setup (log: ${join(dir, LOG_FILE)})`);
+  else progress(`waiting for the install of Knative started by the global setup (log: ${join(dir, LOG_FILE)})`);
   for (;;) {
     printNew();
     if (existsSync(join(dir, OUTCOME_FILE))) {
       const outcome = JSON.parse(readFileSync(join(dir, OUTCOME_FILE), 'utf8')) as Outcome;
       if (!outcome.ok) throw new Error(`the background Knative install failed: ${outcome.error}`);
-      progress(`background install of Knative and Swarm done; waited ${((Date.now() - started) / 1000).toFixed(1)} s for it`);
+      progress(`background install of Knative done; waited ${((Date.now() - started) / 1000).toFixed(1)} s for it`);
       return outcome.installed;
     }
     if (Date.now() - started > timeoutMs) throw new Error(`the background Knative install did not finish in ${timeoutMs / 60_000} min (log: ${join(dir, LOG_FILE)})`);
@@ -98,11 +98,7 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
     }
   }, 2000).unref();
   const outcome: Outcome = await installKnativeWithTracing(dir, { kubeconfig, progress: say, sinkEndpoint }).then(
-    // Swarm too, watching no namespace yet: each file that needs it enables its own (swarm-on-knative.ts).
-    async (installed): Promise<Outcome> => {
-      await deploySwarmOnKnative(dir, installed, { kubeconfig, progress: say, watchNamespaces: [] });
-      return { ok: true, installed };
-    },
+    (installed): Outcome => ({ ok: true, installed }),
     (error: unknown): Outcome => ({ ok: false, error: error instanceof Error ? error.message : String(error) }),
   );
   writeFileSync(join(dir, OUTCOME_FILE), JSON.stringify(outcome));

@@ -75,7 +75,6 @@ export async function swarmOnKnative(options: {
 }): Promise<SwarmOnKnative> {
   const { kubeconfig, workDir } = options;
   const progress = say(options.progress);
-  // The background install deploys Swarm too (knative-background.ts).
   const background = options.background ? await awaitKnativeInBackground(options.background.dir, progress) : undefined;
   const { functions, worker } = await ensureImages(progress);
   if ((await deployedImage(kubeconfig)) !== functions.name) {
