@@ -7,9 +7,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { HTTP, type CloudEvent } from 'cloudevents';
+import type { CloudEvent } from 'cloudevents';
 import { splitDocuments, type Manifest } from '../../bin/deploy-plan.js';
 import { repoRoot } from '../controlplane/cluster.js';
+import { postEvent } from './swarm-on-knative.js';
 
 export const ROUTING_BROKER = 'routing';
 
@@ -65,15 +66,5 @@ export async function startRecorder(host = '0.0.0.0'): Promise<Recorder> {
   };
 }
 
-/** Posts `event` in binary mode to the MT broker's ingress (`ingress` = http://<its ClusterIP>); the ingress answers 202 when it took it. */
-export async function postToBroker(ingress: string, namespace: string, event: CloudEvent<unknown>): Promise<number> {
-  const message = HTTP.binary(event);
-  const response = await fetch(`${ingress}/${namespace}/${ROUTING_BROKER}`, {
-    method: 'POST',
-    headers: message.headers as Record<string, string>,
-    body: typeof message.body === 'string' ? message.body : JSON.stringify(message.body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
+/** Posts `event` to this Broker's path of the MT broker's ingress (`ingress` = http://<its ClusterIP>); the ingress answers 202 when it took it. */
+export const postToBroker = (ingress: string, namespace: string, event: CloudEvent<unknown>): Promise<number> => postEvent(`${ingress}/${namespace}/${ROUTING_BROKER}`, event);
