@@ -132,7 +132,7 @@ async function eventDisplayImage(workDir: string, progress: Progress): Promise<{
     env: { ...process.env, CGO_ENABLED: '0' },
     maxBuffer: 16 * 1024 * 1024,
   });
-  const name = `${IMAGE_REGISTRY}/knative/eventing/event_display:${readImagePins().knativeEventing}`;
+  const name = eventDisplayImageName();
   const entries = [
     ...baseImageEntries(await readFile('/etc/ssl/certs/ca-certificates.crt')),
     { type: 'file' as const, path: 'event_display', mode: 0o755, data: await readFile(join(out, 'event_display')) },
@@ -144,6 +144,9 @@ async function eventDisplayImage(workDir: string, progress: Progress): Promise<{
   progress(`event_display image ${name} in ${seconds(started)}`);
   return { name, path };
 }
+
+/** The dead-letter logger's image name, as eventDisplayImage imports it. */
+export const eventDisplayImageName = (): string => `${IMAGE_REGISTRY}/knative/eventing/event_display:${readImagePins().knativeEventing}`;
 
 export interface InstalledKnative {
   /** The dead-letter logger's image, imported (knative/base names one from gcr.io). */

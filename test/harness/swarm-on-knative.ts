@@ -16,11 +16,10 @@ import type { AddressInfo } from 'node:net';
 import { HTTP, type CloudEvent } from 'cloudevents';
 import { resyncPingEvent } from '../../lib/events/ping.js';
 import { NODE_IP } from '../controlplane/node-config.js';
-import { IMAGE_REGISTRY, readImagePins } from '../controlplane/knative-images.js';
 import { ensureImages } from '../image/build.js';
 import { awaitKnativeInBackground } from './knative-background.js';
 import { enableNamespace } from './swarm-install.js';
-import { deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE, waitReady, type InstalledKnative, type Progress } from './real-knative.js';
+import { deploySwarmOnKnative, eventDisplayImageName, installKnative, kubectl, SYSTEM_NAMESPACE, waitReady, type InstalledKnative, type Progress } from './real-knative.js';
 
 /** knative/base/broker.yaml's Broker, in SYSTEM_NAMESPACE. */
 export const SWARM_BROKER = 'swarm';
@@ -49,7 +48,7 @@ export interface SwarmOnKnative {
 const say = (progress?: Progress): Progress => progress ?? ((line) => process.stderr.write(`[swarm-on-knative] ${line}\n`));
 
 /** What installKnative returns, for a cluster where it already ran (the event_display image is imported by it). */
-const alreadyInstalled = (): InstalledKnative => ({ eventDisplayImage: `${IMAGE_REGISTRY}/knative/eventing/event_display:${readImagePins().knativeEventing}` });
+const alreadyInstalled = (): InstalledKnative => ({ eventDisplayImage: eventDisplayImageName() });
 
 async function knativeInstalled(kubeconfig: string): Promise<boolean> {
   const out = await kubectl(kubeconfig, ['get', 'deployments', '-n', 'knative-eventing', '--ignore-not-found', '-o', 'name']).catch(() => '');
