@@ -18,8 +18,8 @@
 //
 // On a fresh cluster the install of Knative and the collector runs while the
 // other files do (test/harness/knative-background.ts, started by the global
-// setup); this file waits for it, then deploys Swarm itself (again, if the
-// background deployed it: `npm run deploy` is idempotent) watching `swarm`.
+// setup); this file waits for it, and finds Swarm deployed by the first e2e
+// file (swarm-on-knative.ts; deployed here if it is not).
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -31,9 +31,9 @@ import { NODE_IP } from '../controlplane/node-config.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { awaitKnativeInBackground } from '../harness/knative-background.js';
 import { restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
-import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, waitReady, type InstalledKnative } from '../harness/real-knative.js';
+import { applySample, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, waitReady } from '../harness/real-knative.js';
 import { postToBroker, ROUTING_BROKER, routingManifests, startRecorder } from '../harness/routing-broker.js';
-import { serveNamespace } from '../harness/swarm-on-knative.js';
+import { serveNamespace, swarmOnKnative } from '../harness/swarm-on-knative.js';
 import { formatTrace, matches, startTraceSink, type Hop, type TraceSink } from '../harness/trace-sink.js';
 import { withWorkerImage } from '../harness/worker-pool.js';
 import { routingCases } from '../support/routing-cases.js';
@@ -124,23 +124,21 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
   beforeAll(async () => {
     // On a fresh cluster the global setup started the install (tracing included) when the cluster came up.
     const background = inject('knativeInstall');
-    let installed: InstalledKnative;
     if (background) {
-      installed = await awaitKnativeInBackground(background.dir, progress);
+      await awaitKnativeInBackground(background.dir, progress);
       sink = await startTraceSink({ host: '0.0.0.0', port: background.sinkPort });
     } else {
       sink = await startTraceSink({ host: '0.0.0.0' });
-      installed = await installKnativeWithTracing(workDir, { kubeconfig, progress, sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
+      await installKnativeWithTracing(workDir, { kubeconfig, progress, sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
     }
-    const deployed = await deploySwarmOnKnative(workDir, installed, { kubeconfig, progress, watchNamespaces: [NS] });
+    // Swarm as the other e2e files found it (deployed by the first of them), its functions then
+    // re-revisioned to export their spans; the sample's namespace served like theirs.
+    const swarm = await swarmOnKnative({ kubeconfig, workDir, progress });
     await traceFunctions((args, stdin) => kubectl(kubeconfig, args, stdin), SYSTEM_NAMESPACE);
     await latestRevisionsReady();
-    // The minute's resync ping keeps assign warm (see below); this file watches it idle.
-    await kubectl(kubeconfig, ['patch', 'pingsource', 'swarm-resync-swarm', '-n', SYSTEM_NAMESPACE, '--type', 'merge', '-p', '{"spec":{"schedule":"0 0 1 1 *"}}']);
-    // Deployed with `--watch-namespace swarm`: events flow from there once the source's adapter watches it.
     await serveNamespace(kubeconfig, NS, progress);
-    await applySample(kubeconfig, deployed.workerImage);
-    workerImage = deployed.workerImage;
+    await applySample(kubeconfig, swarm.workerImage);
+    workerImage = swarm.workerImage;
   }, 40 * MINUTES);
 
   afterAll(async () => {
