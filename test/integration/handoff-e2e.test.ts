@@ -13,8 +13,8 @@
 // the end, the handoffs staged in the ConfigMap (`releasing` for
 // make-before-break, `awaiting` for break-before-make), no pod replaced or
 // restarted, and status never Ready while a job had no acknowledged owner.
-// The dead-letter Service's log is printed for the access-loss step, not
-// asserted (it is shared by every namespace on the cluster).
+// The access-loss step also asserts that the dead-letter Service logged no
+// event of this namespace that a function was to receive.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
