@@ -24,6 +24,8 @@ import { deploySwarmOnKnative, eventDisplayImageName, installKnative, kubectl, S
 /** knative/base/broker.yaml's Broker, in SYSTEM_NAMESPACE. */
 export const SWARM_BROKER = 'swarm';
 const DEAD_LETTER = 'swarm-dead-letter';
+/** The Knative Services of Swarm's functions (knative/base/services.yaml). */
+const FUNCTIONS = ['swarm-assign', 'swarm-restart'] as const;
 
 export interface SwarmOnKnative {
   readonly kubeconfig: string;
@@ -213,7 +215,7 @@ async function deadLetterIds(kubeconfig: string, namespace?: string): Promise<st
     namespace === undefined || [...block.matchAll(/^\s+namespace: (.+)$/gm), ...block.matchAll(/"namespace":\s*"([^"]*)"/g)].some((m) => m[1]!.trim() === namespace);
   const forAFunction = (block: string) => {
     const dest = /^\s+knativeerrordest: (.+)$/m.exec(block)?.[1] ?? '';
-    return dest === '' || /swarm-(assign|restart)/.test(dest);
+    return dest === '' || FUNCTIONS.some((f) => dest.includes(f));
   };
   return logs
     .split(/^Context Attributes,$/m)
@@ -232,7 +234,7 @@ export interface Handled {
 }
 
 /** What the function pods still there logged as handled: the functions' own word that an event reached them. */
-export async function handledEvents(kubeconfig: string, services: readonly string[] = ['swarm-assign', 'swarm-restart']): Promise<Handled[]> {
+export async function handledEvents(kubeconfig: string, services: readonly string[] = FUNCTIONS): Promise<Handled[]> {
   const handled: Handled[] = [];
   for (const service of services) {
     const logs = await kubectl(kubeconfig, ['logs', '-n', SYSTEM_NAMESPACE, '-l', `serving.knative.dev/service=${service}`, '-c', 'function', '--tail=-1', '--prefix', '--max-log-requests=20']).catch(() => '');
