@@ -99,9 +99,13 @@ export interface DeploymentWorkers {
  *    with no new pod yet, kept: its share waits for its replacement (as a
  *    StatefulSet's pod's does) and a terminating pod keeps running it;
  *  - new pods fill the remaining places, oldest first; any beyond `count` (a
- *    rolling update's surge) get no share until a place frees up.
+ *    rolling update's surge) get no share until a place frees up;
+ *  - while the Deployment is still creating pods (`creating`), new pods fill
+ *    the remaining places only once there are enough of them for all: a
+ *    scale-up seen pod by pod is then assigned once, not once per pod (the
+ *    jobs stay with the workers that run them meanwhile).
  */
-export function deploymentWorkers(previous: readonly string[], pods: readonly PoolPod[], count: number): DeploymentWorkers {
+export function deploymentWorkers(previous: readonly string[], pods: readonly PoolPod[], count: number, creating = false): DeploymentWorkers {
   const byName = new Map(pods.map((p) => [p.name, p] as const));
   const live = (name: string) => byName.get(name)?.terminating === false;
   const before = new Set(previous);
@@ -120,7 +124,9 @@ export function deploymentWorkers(previous: readonly string[], pods: readonly Po
     if (successor !== undefined) successors.set(name, successor);
     workers.push(successor ?? name);
   }
-  while (workers.length < count && newcomers.length > 0) workers.push(newcomers.shift()!);
+  if (!creating || newcomers.length >= count - workers.length) {
+    while (workers.length < count && newcomers.length > 0) workers.push(newcomers.shift()!);
+  }
   const created = (name: string) => byName.get(name)?.creationTimestamp ?? '\uffff';
   workers.sort((a, b) => compareNames(created(a), created(b)) || compareNames(a, b));
   return { workers, successors };

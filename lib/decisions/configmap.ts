@@ -249,7 +249,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 function deploymentPool(previous: WorkerConfig | undefined, deployment: PoolView, desired: number | undefined, pods: readonly PodView[]): DeploymentWorkers {
   const departing = (share: WorkerConfig['workloads'][string]) => share.jobs.length > 0 && (share.releasing?.length ?? 0) === share.jobs.length;
   const before = Object.entries(previous?.workloads ?? {}).filter(([, share]) => !departing(share)).map(([name]) => name);
-  return deploymentWorkers(before, [...podsOfPool(deployment, 0, pods).values()], desired ?? deployment.replicas);
+  // Its controller has not yet created (nor given up creating) every pod it wants.
+  const creating = (deployment.observedReplicas ?? deployment.replicas) < deployment.replicas && !('replicaFailure' in deployment && deployment.replicaFailure !== undefined);
+  return deploymentWorkers(before, [...podsOfPool(deployment, 0, pods).values()], desired ?? deployment.replicas, creating);
 }
 
 interface WorkersNow {

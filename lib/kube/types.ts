@@ -91,6 +91,8 @@ export interface DeploymentView {
   labelSelector: string;
   /** status.readyReplicas */
   readyReplicas?: number;
+  /** Its ReplicaFailure condition's message when True (say, a quota refuses its pods): it will not create more for now. */
+  replicaFailure?: string;
 }
 
 /** The controller of a Swarm's worker pods, as the decisions see it. */

@@ -77,7 +77,8 @@ export function statefulSetView(s: k8s.V1StatefulSet): StatefulSetView {
 }
 
 export function deploymentView(d: k8s.V1Deployment): DeploymentView {
-  return { kind: 'Deployment', ...poolFields(d) };
+  const failure = d.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+  return { kind: 'Deployment', ...poolFields(d), ...(failure ? { replicaFailure: failure.message ?? failure.reason ?? '' } : {}) };
 }
 
 export function scaleView(s: k8s.V1Scale): ScaleView {

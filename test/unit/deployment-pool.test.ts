@@ -10,6 +10,7 @@ import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { decideScale } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import type { ConfigMapView, DeploymentView, LeaseView, PodView } from '../../lib/kube/types.js';
+import { deploymentView } from '../../lib/kube/views.js';
 import type { WorkerConfig } from '../../lib/workerconfig/index.js';
 import { holdsJobs } from '../../examples/worker/drain.js';
 import { apiServerEvent, toTrigger, type KubeObject } from '../../lib/events/index.js';
@@ -88,6 +89,20 @@ describe('deploymentWorkers: who a Deployment pool\'s workers are', () => {
     expect(deploymentWorkers([a.name, b.name, c.name], [a, { ...b, terminating: true }, c].map(pool), 2).workers).toEqual([a.name, c.name]);
   });
 
+  it('a scale-up seen pod by pod while the Deployment is still creating pods: new pods wait until there are enough for every place', () => {
+    const d = deployPod('d', 9);
+    const e = deployPod('e', 9);
+    const creating = true;
+    expect(deploymentWorkers([a.name, b.name, c.name], [a, b, c, d].map(pool), 5, creating).workers).toEqual([a.name, b.name, c.name]);
+    expect(deploymentWorkers([a.name, b.name, c.name], [a, b, c, d, e].map(pool), 5, creating).workers).toEqual([a.name, b.name, c.name, d.name, e.name]);
+    // Not creating (it will not make more, or is not asked to): the pods there are fill what they can.
+    expect(deploymentWorkers([a.name, b.name, c.name], [a, b, c, d].map(pool), 5).workers).toEqual([a.name, b.name, c.name, d.name]);
+    // A departed worker's place is taken at once all the same: its share must not wait.
+    const replaced = deploymentWorkers([a.name, b.name, c.name], [{ ...a, terminating: true }, b, c, d].map(pool), 5, creating);
+    expect([...replaced.successors]).toEqual([[a.name, d.name]]);
+    expect(replaced.workers).toEqual([b.name, c.name, d.name]);
+  });
+
   it('deterministic: the same previous workers and pods in any order give the same answer', () => {
     const d = deployPod('d', 9);
     const one = deploymentWorkers([a.name, c.name, b.name], [{ ...b, terminating: true }, d, a, c].map(pool), 3);
@@ -99,6 +114,38 @@ describe('deploymentWorkers: who a Deployment pool\'s workers are', () => {
     const r = assign({ statefulSetName: 'swarm-worker', replicas: 3, workers: [a.name, b.name, c.name], jobs });
     expect(Object.keys(r.assignment).sort()).toEqual([a.name, b.name, c.name].sort());
     expect(Object.values(r.assignment).map((j) => j.length)).toEqual([9, 9, 9]);
+  });
+});
+
+describe('a Deployment pool scaled up with `kubectl scale deployment`', () => {
+  const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map((s, i) => deployPod(s, i + 1));
+  const at = (replicas: number, observedReplicas: number, over: Partial<DeploymentView> = {}): DeploymentView => ({ ...deployment(replicas), observedReplicas, ...over });
+  const decide = (pool: DeploymentView, configMap: ConfigMapView | undefined, pods: PodView[]) =>
+    converge(decideConfigMap({ swarm, statefulSet: pool, configMap, pods, leases: [] }));
+
+  it('is assigned once, when its controller has created every pod, not once per pod', () => {
+    const v1 = written(decide(at(3, 3), undefined, [a!, b!, c!]));
+    // 3 → 5: the first new pod exists, the second not yet (the Deployment reports 3 of 5).
+    expect(decide(at(5, 3), v1, [a!, b!, c!, d!]).write).toBe('none');
+    const both = decide(at(5, 3), v1, [a!, b!, c!, d!, e!]);
+    expect(Object.keys(configOf(written(both)).workloads).sort()).toEqual([a!, b!, c!, d!, e!].map((p) => p.name).sort());
+    expect(both.moves).toHaveLength(10);
+  });
+
+  it('the Deployment view carries status.replicas and a True ReplicaFailure condition\'s message', () => {
+    const view = deploymentView({
+      metadata: { name: 'swarm-worker', namespace: 'ns', uid: 'u' },
+      spec: { replicas: 5, selector: { matchLabels: { app: 'swarm-worker' } }, template: {} },
+      status: { replicas: 4, conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' }] },
+    });
+    expect(view).toMatchObject({ replicas: 5, observedReplicas: 4, replicaFailure: 'exceeded quota' });
+    expect(deploymentView({ spec: { selector: {}, template: {} }, status: { conditions: [{ type: 'ReplicaFailure', status: 'False' }] } }).replicaFailure).toBeUndefined();
+  });
+
+  it('a Deployment that cannot create more (ReplicaFailure, say a quota) gives a share to the pods it has', () => {
+    const v1 = written(decide(at(3, 3), undefined, [a!, b!, c!]));
+    const stuck = decide(at(5, 4, { replicaFailure: 'exceeded quota' }), v1, [a!, b!, c!, d!]);
+    expect(Object.keys(configOf(written(stuck)).workloads)).toContain(d!.name);
   });
 });
 
