@@ -4,8 +4,9 @@
 // interfaces, iptables chains, cgroups, sysctls). The node is a machine-wide
 // resource (cni0, port 10250, iptables): one per machine, whichever clone.
 import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { binPath, isAlive } from './build.js';
 import type { ImageArchive } from './images.js';
@@ -40,21 +41,53 @@ interface LockRecord {
   readonly pids: readonly number[];
 }
 
-const lockFile = (): string => `${NODE_LOCK_DIR}/owner.json`;
+/** A lock directory and what cleans up after its dead holders (releasing it); tests bring their own pair. */
+export interface NodeLock {
+  readonly dir: string;
+  readonly cleanup: (onProgress: Progress) => Promise<void>;
+}
+
+/**
+ * How long a lock directory without a readable owner may exist before it
+ * counts as dead: the current protocol never publishes one, so it was left by
+ * an older protocol's acquire (mkdir, then the owner) or a crash mid-release.
+ */
+const OWNERLESS_GRACE_MS = 10_000;
+/** After this long, a takeover mutex was left by a taker that died. */
+const STALE_TAKEOVER_MS = 30_000;
+const POLL_MS = 2000;
+
+const lockFile = (dir: string): string => `${dir}/owner.json`;
+const takeoverDir = (dir: string): string => `${dir}/takeover`;
 const sysctlFile = (): string => `${NODE_LOCK_DIR}/sysctls.json`;
 const hostPathsFile = (): string => `${NODE_LOCK_DIR}/host-paths.json`;
+/** A name no other process or call uses, for files and directories renamed into place. */
+const uniqueSuffix = (): string => `${process.pid}-${randomBytes(6).toString('hex')}`;
 
-function readLock(): LockRecord | undefined {
+function readLock(dir: string): LockRecord | undefined {
   try {
-    return JSON.parse(readFileSync(lockFile(), 'utf8')) as LockRecord;
+    return JSON.parse(readFileSync(lockFile(dir), 'utf8')) as LockRecord;
   } catch {
     return undefined;
   }
 }
 
+function sameRecord(a: LockRecord | undefined, b: LockRecord | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.workDir === b.workDir && a.ownerPid === b.ownerPid && a.pids.length === b.pids.length && a.pids.every((pid, i) => pid === b.pids[i]);
+}
+
+/** Milliseconds since `path` last changed, or undefined when it is gone. */
+function ageMs(path: string): number | undefined {
+  const stats = safe(() => statSync(path));
+  return stats && Date.now() - stats.mtimeMs;
+}
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
+
 /** Whether the real node is recorded as held by the cluster in `workDir`. */
 export function nodeHeldBy(workDir: string): boolean {
-  return readLock()?.workDir === workDir;
+  return readLock(NODE_LOCK_DIR)?.workDir === workDir;
 }
 
 /**
@@ -63,45 +96,136 @@ export function nodeHeldBy(workDir: string): boolean {
  * after `timeoutMs`. A lock whose holders are all dead is taken over, after
  * cleaning up what they left.
  */
-export async function acquireNodeLock(workDir: string, onProgress: Progress, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+export async function acquireNodeLock(
+  workDir: string,
+  onProgress: Progress,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  lock: NodeLock = { dir: NODE_LOCK_DIR, cleanup: cleanupNode },
+): Promise<void> {
   const started = Date.now();
   const deadline = started + timeoutMs;
+  const mine: LockRecord = { workDir, ownerPid: process.pid, pids: [] };
   let announced = false;
   for (;;) {
     if (signal?.aborted) throw new Error('stopped while waiting for the real node');
-    try {
-      await mkdir(NODE_LOCK_DIR);
-      await writeFile(lockFile(), JSON.stringify({ workDir, ownerPid: process.pid, pids: [] } satisfies LockRecord));
+    if (await publishLock(lock.dir, mine)) {
       if (announced) onProgress(`got the real node after waiting ${Math.round((Date.now() - started) / 1000)}s`);
       return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = readLock();
-    const alive = holder && [holder.ownerPid, ...holder.pids].some((pid) => isAlive(pid) && !isZombie(pid));
-    if (!alive) {
-      onProgress(`the real node of ${holder?.workDir ?? 'an unknown cluster'} was left behind by dead processes: cleaning it up`);
-      await cleanupNode(onProgress);
-      continue;
+    const holder = readLock(lock.dir);
+    const age = ageMs(lock.dir);
+    // Released since the publish failed: try again at once.
+    if (age === undefined) continue;
+    const dead = holder ? ![holder.ownerPid, ...holder.pids].some((pid) => isAlive(pid) && !isZombie(pid)) : age > OWNERLESS_GRACE_MS;
+    if (dead) {
+      const outcome = await takeOver(lock.dir, holder, mine);
+      if (outcome === 'taken') {
+        onProgress(`the real node of ${holder?.workDir ?? 'an unknown cluster'} was left behind by dead processes: cleaning it up`);
+        await lock.cleanup(onProgress);
+      }
+      // Busy: another process is taking over; it then holds the lock, so wait as for a live holder.
+      if (outcome !== 'busy') continue;
     }
+    const held = holder ? `held by the cluster in ${holder.workDir} (pid ${holder.ownerPid})` : `being taken (${lock.dir} has no owner yet)`;
     if (Date.now() > deadline) {
       throw new Error(
-        `the real node (cni0, port ${10250}, iptables) is held by the cluster in ${holder.workDir} (pid ${holder.ownerPid}); ` +
+        `the real node (cni0, port ${10250}, iptables) is ${held}; ` +
           'stop it (`npm run cluster:down` there), or start without a real node (SWARM_REAL_NODE=0)',
       );
     }
     if (!announced) {
-      onProgress(`waiting for the real node held by the cluster in ${holder.workDir} (one per machine; timeout ${Math.round(timeoutMs / 1000)}s)`);
+      onProgress(`waiting for the real node ${held} (one per machine; timeout ${Math.round(timeoutMs / 1000)}s)`);
       announced = true;
     }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/**
+ * Publishes the lock with its owner in one step: built aside, then renamed
+ * into place, which fails while a lock is there. A lock is never seen
+ * without its owner, so an acquire in progress is never mistaken for a dead one.
+ */
+async function publishLock(dir: string, record: LockRecord): Promise<boolean> {
+  // The rename would replace an empty directory: an older version's acquire
+  // between its mkdir and its owner (the check narrows that to its own instant).
+  if (existsSync(dir)) return false;
+  const staging = `${dir}.${uniqueSuffix()}`;
+  try {
+    await mkdir(staging);
+    await writeFile(lockFile(staging), JSON.stringify(record));
+    await rename(staging, dir);
+    return true;
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/**
+ * Makes `record` the owner of the lock judged dead, whose owner was `judged`,
+ * unless another process got there first: takers serialize on a mutex inside
+ * the lock and compare the owner again under it, so a dead node is cleaned up
+ * once, never after it was taken anew. Taken: the caller holds the lock and
+ * cleans up; changed: look again; busy: another process is taking over.
+ */
+async function takeOver(dir: string, judged: LockRecord | undefined, record: LockRecord): Promise<'taken' | 'changed' | 'busy'> {
+  const mutex = takeoverDir(dir);
+  try {
+    await mkdir(mutex);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return 'changed';
+    if (errorCode(error) !== 'EEXIST') throw error;
+    const age = ageMs(mutex);
+    if (age === undefined) return 'changed';
+    if (age <= STALE_TAKEOVER_MS) return 'busy';
+    // Its taker died holding it.
+    await rm(mutex, { recursive: true, force: true });
+    return 'changed';
+  }
+  try {
+    if (!sameRecord(readLock(dir), judged)) return 'changed';
+    // Written inside the mutex: should the lock have been released and
+    // published anew meanwhile, the rename finds no file rather than
+    // overwriting the new owner.
+    const written = `${mutex}/owner.json`;
+    await writeFile(written, JSON.stringify(record));
+    await rename(written, lockFile(dir));
+    return 'taken';
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return 'changed';
+    throw error;
+  } finally {
+    await rm(mutex, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Releases the lock in `dir`: moved aside before it is removed, since a
+ * removal in place (which empties it, then deletes it) could take along a
+ * lock published meanwhile over the emptied directory.
+ */
+export async function releaseNodeLock(dir: string): Promise<void> {
+  const aside = `${dir}.released-${uniqueSuffix()}`;
+  try {
+    await rename(dir, aside);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  await rm(aside, { recursive: true, force: true });
 }
 
 /** Records the node's process ids in the lock, so a later start knows the node is alive. */
 export async function recordNodePids(pids: readonly number[]): Promise<void> {
-  const holder = readLock();
-  if (holder) await writeFile(lockFile(), JSON.stringify({ ...holder, pids } satisfies LockRecord));
+  const holder = readLock(NODE_LOCK_DIR);
+  if (!holder) return;
+  // Renamed into place, so that a reader never sees a partly written owner (which would count as dead).
+  const written = `${lockFile(NODE_LOCK_DIR)}.${uniqueSuffix()}`;
+  await writeFile(written, JSON.stringify({ ...holder, pids } satisfies LockRecord));
+  await rename(written, lockFile(NODE_LOCK_DIR));
 }
 
 function isZombie(pid: number): boolean {
@@ -290,7 +414,7 @@ export async function cleanupNode(onProgress: Progress, n: NodeLayout = nodeLayo
   for (const [name, value] of Object.entries(recorded)) {
     if (readSysctl(name) !== value) await writeFile(sysctlPath(name), value).catch(() => onProgress(`could not restore ${name}=${value}`));
   }
-  await rm(NODE_LOCK_DIR, { recursive: true, force: true });
+  await releaseNodeLock(NODE_LOCK_DIR);
 }
 
 /** What of the node is still on the machine (empty when clean): for checks and tests. */
