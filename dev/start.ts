@@ -9,8 +9,12 @@
 // (scale to zero, the activator's wake-up). The functions' logs are their
 // pods' (`kubectl logs`). Ctrl-C (or SIGTERM, SIGHUP) stops what it started,
 // whatever stdout is (dev/shutdown.ts); on a cluster it reused, Knative and
-// Swarm stay installed. `--knative`, from when this was not the default, is
-// accepted and changes nothing.
+// Swarm stay installed. package.json runs it as `exec node --import tsx
+// dev/start.ts` so that this process is npm's own child, the one npm forwards
+// SIGINT/SIGTERM to and waits for (neither /bin/sh nor the tsx CLI in between:
+// README's `npm start` section, test/unit/dev-start-signals.test.ts).
+// `--knative`, from when this was not the default, is accepted and changes
+// nothing.
 import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';
 import { swarmViewOf } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
