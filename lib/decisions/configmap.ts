@@ -7,7 +7,7 @@ import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
 import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
-import { isDeployment, type ConfigMapPatch, type ConfigMapView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
+import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
 import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
@@ -246,11 +246,11 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
  * places, filled from the config's workers and the Deployment's pods. A worker
  * all of whose published jobs are `releasing` is departing, not one of them.
  */
-function deploymentPool(previous: WorkerConfig | undefined, deployment: PoolView, desired: number | undefined, pods: readonly PodView[]): DeploymentWorkers {
+function deploymentPool(previous: WorkerConfig | undefined, deployment: DeploymentView, desired: number | undefined, pods: readonly PodView[]): DeploymentWorkers {
   const departing = (share: WorkerConfig['workloads'][string]) => share.jobs.length > 0 && (share.releasing?.length ?? 0) === share.jobs.length;
   const before = Object.entries(previous?.workloads ?? {}).filter(([, share]) => !departing(share)).map(([name]) => name);
   // Its controller has not yet created (nor given up creating) every pod it wants.
-  const creating = (deployment.observedReplicas ?? deployment.replicas) < deployment.replicas && !('replicaFailure' in deployment && deployment.replicaFailure !== undefined);
+  const creating = (deployment.observedReplicas ?? deployment.replicas) < deployment.replicas && deployment.replicaFailure === undefined;
   return deploymentWorkers(before, [...podsOfPool(deployment, 0, pods).values()], desired ?? deployment.replicas, creating);
 }
 

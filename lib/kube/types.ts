@@ -105,7 +105,7 @@ export interface PoolShape {
   startOrdinal?: number;
 }
 
-export const isDeployment = (pool: PoolShape): boolean => pool.kind === 'Deployment';
+export const isDeployment = (pool: PoolShape): pool is PoolShape & Pick<DeploymentView, 'kind'> => pool.kind === 'Deployment';
 
 /** A StatefulSet's scale subresource (autoscaling/v1 Scale): what assign may change of a StatefulSet. */
 export interface ScaleView {
