@@ -1,11 +1,14 @@
 // Which jobs have a running owner, observed rather than inferred: a worker
 // covers its share only when its pod is Ready and its own Lease (written by
 // this pod's uid) acknowledges a config version at least as new as the share
-// and the digest of exactly the share's jobs. Workers whose pods do not declare
+// and the digest of exactly the share's jobs. One that still acknowledges the
+// share it had before the last change (rebuilt from that change's moves) runs
+// those jobs: they are covered while it waits for its restart. Workers whose pods do not declare
 // that they acknowledge (no `k8slab.info/acknowledges: lease` label) fall back
 // to an inference — Ready, no restart pending, and started late enough to have
 // read the share (inferredRunsShare) — reported as unverified.
 import type { PodView } from '../kube/types.js';
+import type { Move } from '../plan/index.js';
 import {
   ACKNOWLEDGES_LABEL,
   ACKNOWLEDGES_VALUE,
@@ -40,6 +43,8 @@ export interface WrittenAt {
   at?: string;
   /** Workers whose share changed at that write with no pod pinned for a restart: judged by start time. */
   unpinned?: readonly string[];
+  /** That write's moves, when all were recorded: the shares before it can be rebuilt (shareBefore). */
+  moves?: readonly Move[];
 }
 
 export interface CoverageInput {
@@ -148,6 +153,19 @@ export function unverifiable(worker: string, pod: PodView, shareVersion: number,
   return !declaresAcknowledgement(pod) && !inferredRunsShare(worker, pod, shareVersion, lastChange);
 }
 
+/**
+ * The jobs `worker` held before the last change, when that change gave it the
+ * share it has now (`share`) and every move of it was recorded: its share less
+ * what it gained, plus what it gave up. Undefined otherwise: an older share
+ * cannot be rebuilt, and nobody is credited for it.
+ */
+export function shareBefore(worker: string, share: WorkerShare, lastChange: WrittenAt | undefined): string[] | undefined {
+  if (!lastChange?.moves || share.version !== lastChange.version) return undefined;
+  const gained = new Set(lastChange.moves.filter((m) => m.to === worker).map((m) => m.job));
+  const lost = lastChange.moves.filter((m) => m.from === worker).map((m) => m.job);
+  return [...share.jobs.filter((job) => !gained.has(job)), ...lost];
+}
+
 export function computeCoverage(input: CoverageInput): Coverage {
   const workers = new Map<string, WorkerCoverage>();
   const acknowledged = new Set<string>();
@@ -164,8 +182,18 @@ export function computeCoverage(input: CoverageInput): Coverage {
       const ack = acks.get(worker);
       const own = ack && ack.podUid === pod.uid ? ack : undefined;
       const said = judgeAcknowledgement(pod, share, acks);
-      const runs = serving && (said === 'runs' || said === 'covers');
+      let runs = serving && (said === 'runs' || said === 'covers');
       if (runs) for (const job of share.jobs) acknowledged.add(job);
+      else if (serving && said === 'differs' && own && own.version < share.version) {
+        // Not reloaded yet (a restart is due): it may still run what it had before the last
+        // change. The moves only say which list to check; its digest is what vouches for it.
+        const before = shareBefore(worker, share, input.lastChange);
+        if (before && own.digest === jobsDigest(before)) {
+          for (const job of before) acknowledged.add(job);
+          const held = new Set(before);
+          runs = share.jobs.every((job) => held.has(job));
+        }
+      }
       workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(own ? { runningVersion: own.version } : {}) });
     } else {
       const runs = serving && !input.restartPending.has(worker) && inferredRunsShare(worker, pod, share.version, input.lastChange);

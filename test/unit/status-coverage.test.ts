@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { computeCoverage } from '../../lib/decisions/coverage.js';
 import { computeStatus } from '../../lib/decisions/status.js';
+import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import type { LeaseView, PodView } from '../../lib/kube/types.js';
 import { DIGEST_ANNOTATION, VERSION_ANNOTATION, jobsDigest, parse, parseAcknowledgement, render } from '../../lib/workerconfig/index.js';
-import { swarmOf } from '../support/fixtures.js';
-import { acknowledgement, acknowledgingLabels, sts, validSwarm, workerPod } from '../support/views.js';
+import { seedStreams, stubWorld, swarmOf } from '../support/fixtures.js';
+import { acknowledgement, acknowledgingLabels, runs, sts, validSwarm, workerPod } from '../support/views.js';
 
 const now = '2026-11-22T00:00:00Z';
 /** A worker that acknowledges what it runs, created now, uid `uid-<ordinal>`. */
@@ -88,6 +89,25 @@ describe('computeCoverage', () => {
     expect(computeCoverage({ jobs, config: empty, pods: new Map(), leases: both, restartPending: new Set() }).uncovered).toEqual(jobs);
   });
 
+  it('a worker not yet restarted after the last change still covers the share it acknowledged before it (rebuilt from the moves, checked by digest)', () => {
+    // Version 5 moved b from worker-0 to worker-1; neither has reloaded (restart policy Restart).
+    const v5 = parse(render({ version: 5, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 5 }, 'swarm-worker-1': { jobs: ['b', 'c'], version: 5 } } }));
+    const moved = { version: 5, moves: [{ job: 'b', from: 'swarm-worker-0', to: 'swarm-worker-1' }] };
+    const judge = (leases: LeaseView[], lastChange?: typeof moved) =>
+      computeCoverage({ jobs, config: v5, pods: podsByWorker('swarm-worker', 2, [pod(0), pod(1)]), leases, restartPending: new Set(), ...(lastChange ? { lastChange } : {}) });
+    const before = [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])];
+    const c = judge(before, moved);
+    // b runs on its old owner: nothing is uncovered. worker-0 runs (more than) its share; worker-1 lacks b.
+    expect(c.uncovered).toEqual([]);
+    expect(c.workers.get('swarm-worker-0')).toEqual({ state: 'Acknowledged', runningVersion: 4 });
+    expect(c.workers.get('swarm-worker-1')).toEqual({ state: 'Uncovered', runningVersion: 4 });
+    // Without the moves (not all recorded), or with a digest of something else, nobody is credited.
+    expect(judge(before).uncovered).toEqual(['a', 'b', 'c']);
+    expect(judge([lease(0, 4, ['a', 'x']), lease(1, 4, ['c'])], moved).uncovered).toEqual(['a', 'b']);
+    // Once worker-0 reloaded (its own share only), b is uncovered until worker-1 runs it.
+    expect(judge([lease(0, 5, ['a']), lease(1, 4, ['c'])], moved).uncovered).toEqual(['b']);
+  });
+
   it('pods that do not declare acknowledgements are inferred (unverified): Ready and no restart pending', () => {
     const plain = { labels: { app: 'swarm-worker' } };
     const c = coverage([pod(0, plain), pod(1, plain)], [], ['swarm-worker-1']);
@@ -128,5 +148,36 @@ describe('computeStatus from acknowledgements', () => {
     const s = computeStatus({ swarm, now, statefulSet: sts(2), config, pods: [pod(0, plain), pod(1, plain)] });
     expect(s).toMatchObject({ phase: 'Running', uncoveredJobs: 0, unverifiedJobs: 3 });
     expect(s.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/3 job\(s\) unverified/);
+  });
+});
+
+describe('status while restarts are due (policy Restart, acknowledging workers)', () => {
+  it('kubectl scale sts 2 → 3: the losers still run the moved jobs, so none is reported uncovered before anyone reloaded', async () => {
+    const { kube, env } = stubWorld(2, { jobs: seedStreams });
+    const key = { namespace: 'ns', name: 'swarm' };
+    const acknowledging = () => {
+      for (const p of kube.pods.values()) p.labels = { ...p.labels, ...acknowledgingLabels };
+    };
+    const acknowledgeAll = () => {
+      const config = parse(kube.configFor('ns', 'swarm-worker-config')!);
+      for (const p of kube.pods.values()) if (config.workloads[p.name]) kube.leases.set(`ns/${p.name}`, runs(p, config));
+    };
+    acknowledging();
+    await reconcileAssign(env, key);
+    acknowledgeAll();
+    await reconcileAssign(env, key);
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', version: 1, uncoveredJobs: 0 });
+
+    // The StatefulSet grows first; its new pod has read no share yet.
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    kube.startPod('ns', 'swarm-worker', 2);
+    acknowledging();
+    await reconcileAssign(env, key);
+    const status = kube.swarms.get('ns/swarm')!.status!;
+    expect(status.version).toBe(2);
+    // Only the new worker's jobs lack a report of their own, and their old owners report running them.
+    expect(status.uncoveredJobs).toBe(0);
+    expect(status.workers!.map((w) => w.coverage)).toEqual(['Acknowledged', 'Acknowledged', 'Uncovered']);
+    expect(status.phase).not.toBe('Running');
   });
 });
