@@ -3,10 +3,11 @@
 // this pod's uid) acknowledges a config version at least as new as the share
 // and the digest of exactly the share's jobs. One that still acknowledges the
 // share it had before the last change (rebuilt from that change's moves) runs
-// those jobs: they are covered while it waits for its restart. Workers whose pods do not declare
-// that they acknowledge (no `k8slab.info/acknowledges: lease` label) fall back
-// to an inference — Ready, no restart pending, and started late enough to have
-// read the share (inferredRunsShare) — reported as unverified.
+// those jobs: they are covered while it waits for its restart. Workers whose
+// pods do not declare that they acknowledge (no `k8slab.info/acknowledges:
+// lease` label) fall back to an inference — Ready, no restart pending, and
+// started late enough to have read the share (inferredRunsShare) — reported
+// as unverified.
 import type { PodView } from '../kube/types.js';
 import type { Move } from '../plan/index.js';
 import {
@@ -159,7 +160,7 @@ export function unverifiable(worker: string, pod: PodView, shareVersion: number,
  * what it gained, plus what it gave up. Undefined otherwise: an older share
  * cannot be rebuilt, and nobody is credited for it.
  */
-export function shareBefore(worker: string, share: WorkerShare, lastChange: WrittenAt | undefined): string[] | undefined {
+function shareBefore(worker: string, share: WorkerShare, lastChange: WrittenAt | undefined): string[] | undefined {
   if (!lastChange?.moves || share.version !== lastChange.version) return undefined;
   const gained = new Set(lastChange.moves.filter((m) => m.to === worker).map((m) => m.job));
   const lost = lastChange.moves.filter((m) => m.from === worker).map((m) => m.job);
