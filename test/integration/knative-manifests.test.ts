@@ -277,7 +277,8 @@ describe('npm run deploy / undeploy against a kubeconfig', () => {
     expect(await kubectlOk(['get', 'pingsource', `swarm-resync-${tenant}`, '-n', 'swarm-system', '-o', 'jsonpath={.spec.data}'])).toBe(JSON.stringify({ namespace: tenant }));
 
     const down = deploy('undeploy', '--watch-namespace', tenant);
-    expect(down.code).toBe(0);
+    // Its own words, should it fail (the only failure seen so far came without them).
+    expect(down.code, `undeploy:\n${down.stdout}\n${down.stderr}`).toBe(0);
     expect((await kubectl(['get', 'trigger', 'swarm-assign', '-n', 'swarm-system'])).code).not.toBe(0);
     expect(await kubectlOk(['get', 'rolebinding', '-n', tenant, '-o', 'name'])).toBe('');
     expect((await kubectl(['get', 'pingsource', `swarm-resync-${tenant}`, '-n', 'swarm-system'])).code).not.toBe(0);
