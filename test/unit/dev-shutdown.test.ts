@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive, killGroups } from '../support/processes.js';
 
 const shutdownModule = pathToFileURL(resolve(import.meta.dirname, '..', '..', 'dev', 'shutdown.ts')).href;
 const dir = mkdtempSync(join(tmpdir(), 'swarm-shutdown-'));
@@ -34,18 +35,6 @@ setInterval(() => process.stdout.write('a live view line\\n'), 20);
 const fixture = join(dir, 'owner.mts');
 writeFileSync(fixture, FIXTURE);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) if (check()) return true;
@@ -53,13 +42,7 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 afterAll(() => {
-  for (const pid of started) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killGroups(started);
   rmSync(dir, { recursive: true, force: true });
 });
 

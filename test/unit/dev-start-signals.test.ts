@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive, killGroups } from '../support/processes.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const startScript = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
@@ -43,23 +44,9 @@ const script = startScript.replace('dev/start.ts', 'stand-in.ts');
 writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'stand-in', private: true, type: 'module', scripts: { start: script } }));
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 afterAll(() => {
-  for (const pgid of groups) {
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killGroups(groups);
   rmSync(dir, { recursive: true, force: true });
 });
 
