@@ -5,7 +5,7 @@
 // the stage from observations, so a newer version never drops an earlier wait.
 //
 // Make-before-break: a job moving from L to G is published for both, marked
-// `releasing` on L; L's copy is removed only once G acknowledges a share that
+// `releasing` on L; L's copy is removed only once G serves and acknowledges a share that
 // contains it (all of L's releasing jobs at once, so L reloads once), and is
 // then listed as `released` on L until L acknowledges its smaller share.
 // Break-before-make: the job leaves L at once and waits on G as `awaiting`; it
@@ -65,12 +65,13 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
   for (const [worker, jobs] of Object.entries(target)) for (const job of jobs) owner.set(job, worker);
   const published = (w: string): readonly string[] => previous.workloads[w]?.jobs ?? [];
   const publishedTo = publishedSets(previous);
-  // The new owner runs the job: it was published to it and its pod acknowledges that share.
+  // The new owner runs the job: it was published to it, its pod serves (Ready: what status
+  // counts as covered, so the loser never stops first) and acknowledges that share.
   // A gainer with no pod runs nothing yet (the StatefulSet grows only after the config is
   // written, so the events right after the write see none): its loser keeps the job.
   const received = (job: string, to: string): boolean => {
     const gainer = facts(to);
-    return gainer.pod !== undefined && publishedTo(to).has(job) && caughtUp(gainer);
+    return isServing(gainer.pod) && publishedTo(to).has(job) && caughtUp(gainer);
   };
 
   const jobs: Record<string, string[]> = {};

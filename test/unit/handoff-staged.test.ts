@@ -72,6 +72,20 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage3, pods: all, leases: done })).write).toBe('none');
   });
 
+  it('a gainer that acknowledges before its pod is Ready holds the losers back until it is: status counts only Ready workers, so no job is uncovered meanwhile', () => {
+    const { pods, cm, leases } = start(swarm);
+    const starting = { ...pod(2), ready: false };
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, starting], leases }));
+    const v2 = configOf(stage1);
+    const gained = [...leases, runs(starting, v2)];
+    // Acknowledged, not Ready: nothing is released.
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: [...pods, starting], leases: gained })).write).toBe('none');
+    expect(uncovered(jobs, v2, [...pods, starting], gained)).toEqual([]);
+    // Ready: the losers' copies are released.
+    const v3 = configOf(written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: [...pods, pod(2)], leases: gained })));
+    expect(Object.values(v3.workloads).map((w) => w.releasing)).toEqual([undefined, undefined, undefined]);
+  });
+
   it('scale 2 → 3 by the Swarm: until the new worker has a pod, the losers keep their jobs (a gainer with no pod runs nothing)', () => {
     // The config over 3 is written first and the StatefulSet grows after it: the
     // events right after the write see no pod for the new worker yet.
