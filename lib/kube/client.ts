@@ -6,6 +6,7 @@ import type { Swarm } from '../api/types.js';
 import type { ConfigMapPatch, ConfigMapView, DeploymentView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
+export type AnnotateOutcome = 'annotated' | 'gone' | 'precondition-failed';
 
 export interface KubeClient {
   getSwarm(namespace: string, name: string): Promise<Swarm | undefined>;
@@ -42,6 +43,11 @@ export interface KubeClient {
    */
   patchConfigMap(patch: ConfigMapPatch): Promise<ConfigMapView>;
 
+  /**
+   * Merge-patches annotations onto only the pod with this uid at this
+   * resourceVersion (a replacement or a changed pod: precondition-failed).
+   */
+  annotatePod(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }, annotations: Record<string, string>): Promise<AnnotateOutcome>;
   /** Deletes only the pod with this uid and resourceVersion. */
   deletePod(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }): Promise<DeleteOutcome>;
 

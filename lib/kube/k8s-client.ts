@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, type Swarm } from '../api/types.js';
-import type { DeleteOutcome, KubeClient } from './client.js';
+import type { AnnotateOutcome, DeleteOutcome, KubeClient } from './client.js';
 import type { ScaleView } from './types.js';
 import { KubeError, describe, toKubeError, type KubeCall } from './errors.js';
 import { configMapView, deploymentView, leaseView, mergePatchBody, podView, scaleView, statefulSetView, toV1ConfigMap } from './views.js';
@@ -231,6 +231,21 @@ export function createK8sClient(kc: k8s.KubeConfig, options: K8sClientOptions = 
       );
     },
 
+    annotatePod: (namespace, name, preconditions, annotations) => {
+      if (!preconditions.resourceVersion) throw new Error(`refusing an unguarded write of pod ${namespace}/${name}`);
+      // The resourceVersion guards the write (409 if the pod changed or was
+      // replaced); the uid says which pod was meant.
+      const body = { metadata: { uid: preconditions.uid, resourceVersion: preconditions.resourceVersion, annotations } };
+      return call({ verb: 'PATCH', resource: 'pods', namespace, name }, async () => {
+        await core.patchNamespacedPod({ namespace, name, body, fieldManager: FIELD_MANAGER }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch, reportStatus));
+        return 'annotated' as AnnotateOutcome;
+      }).catch((err: unknown): AnnotateOutcome => {
+        if (err instanceof KubeError && err.kind === 'NotFound') return 'gone';
+        if (err instanceof KubeError && err.kind === 'Conflict') return 'precondition-failed';
+        throw err;
+      });
+    },
+
     deletePod: (namespace, name, preconditions) =>
       call({ verb: 'DELETE', resource: 'pods', namespace, name }, async () => {
         await core.deleteNamespacedPod({ namespace, name, body: { preconditions } }, reportStatus);
@@ -294,6 +309,7 @@ export function unreachableClient(reason: string): KubeClient {
     getConfigMap: fail,
     createConfigMap: fail,
     patchConfigMap: fail,
+    annotatePod: fail,
     deletePod: fail,
     createEvent: fail,
   };

@@ -37,7 +37,15 @@ export interface PodView {
   startedAt?: string;
   /** RFC 3339: when its Ready condition (before it is scheduled: PodScheduled) last changed. */
   readinessChangedAt?: string;
+  /** The share version its kubelet was last asked to deliver (CONFIG_REFRESH_ANNOTATION; lib/decisions/refresh.ts). */
+  refreshVersion?: number;
 }
+
+/**
+ * The pod annotation assign writes to make the kubelet remount the pod's
+ * ConfigMap now (lib/decisions/refresh.ts): the worker's share version, decimal.
+ */
+export const CONFIG_REFRESH_ANNOTATION = 'k8slab.info/config-refresh';
 
 /** A worker's acknowledgement Lease (coordination.k8s.io/v1), as lib/workerconfig/acknowledgement.ts reads it. */
 export interface LeaseView {

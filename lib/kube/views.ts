@@ -2,7 +2,7 @@
 // decision works on small, serialisable data, and these are the only
 // functions that know the client's object shapes.
 import type * as k8s from '@kubernetes/client-node';
-import type { ConfigMapPatch, ConfigMapView, DeploymentView, LeaseView, PodView, ScaleView, StatefulSetView } from './types.js';
+import { CONFIG_REFRESH_ANNOTATION, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type LeaseView, type PodView, type ScaleView, type StatefulSetView } from './types.js';
 
 const iso = (d: Date | string | undefined): string =>
   d === undefined ? '' : typeof d === 'string' ? d : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -13,6 +13,8 @@ const named = (m: k8s.V1ObjectMeta | undefined): { name: string; namespace: stri
 export function podView(p: k8s.V1Pod): PodView {
   const owner = p.metadata?.ownerReferences?.find((o) => o.kind === 'StatefulSet' && o.controller);
   const replicaSet = p.metadata?.ownerReferences?.find((o) => o.kind === 'ReplicaSet' && o.controller);
+  const refresh = p.metadata?.annotations?.[CONFIG_REFRESH_ANNOTATION];
+  const refreshVersion = refresh !== undefined && /^\d{1,15}$/.test(refresh) ? Number(refresh) : undefined;
   return {
     ...named(p.metadata),
     uid: p.metadata?.uid ?? '',
@@ -23,6 +25,7 @@ export function podView(p: k8s.V1Pod): PodView {
     labels: { ...(p.metadata?.labels ?? {}) },
     ...(owner ? { ownerStatefulSet: owner.name } : {}),
     ...(replicaSet ? { ownerReplicaSet: replicaSet.name } : {}),
+    ...(refreshVersion !== undefined ? { refreshVersion } : {}),
     ...podProgress(p),
   };
 }

@@ -3,9 +3,10 @@
 // spec.replicas) and status (pure); write what differs, the ConfigMap first.
 import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
+import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
 import { decideScale, type ScaleDecision } from '../decisions/scale.js';
 import { KubeError } from '../kube/errors.js';
-import { isDeployment, type PoolView } from '../kube/types.js';
+import { CONFIG_REFRESH_ANNOTATION, isDeployment, type PoolView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus } from '../decisions/status.js';
 import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
@@ -13,6 +14,7 @@ import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { cachedConfigReader } from './config-cache.js';
+import { boundedAll } from './bounded.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
@@ -109,6 +111,13 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     }
   }
 
+  // Hot-reloading workers are asked to load it now, not at the kubelet's next sync.
+  carry.writes += await requestRefreshes(
+    env,
+    obs.statefulSet.namespace,
+    decideRefreshes({ policy: obs.valid.spec.restart.policy, pool: obs.statefulSet, config: decision.config, pods, leases }),
+  );
+
   // Resized only after the config over the target count is in force (above):
   // a new pod starts with its share there, a departing one leaves once covered.
   const workspace = readRestarts(decision.configMap.annotations);
@@ -176,6 +185,24 @@ async function resizeStatefulSet(env: ReconcileEnv, statefulSet: PoolView, decis
   }
   await (deployment ? env.kube.replaceDeploymentScale({ ...current, replicas: decision.to }) : env.kube.replaceStatefulSetScale({ ...current, replicas: decision.to }));
   env.log.info({ [deployment ? 'deployment' : 'statefulSet']: name, from: decision.from, to: decision.to, reason: decision.reason }, `resized the ${kind}`);
+}
+
+/** Refresh annotations in flight at once: a resize asks a few pods, a first assignment at most every pod. */
+const REFRESH_CONCURRENCY = 4;
+
+/**
+ * Writes the refresh annotations, a few at a time; returns how many were
+ * written. A pod that changed or went meanwhile is skipped: the hint is
+ * optional, and whatever changed it brings another event.
+ */
+async function requestRefreshes(env: ReconcileEnv, namespace: string, refreshes: readonly Refresh[]): Promise<number> {
+  const outcomes = await boundedAll(
+    refreshes.map((r) => () => env.kube.annotatePod(namespace, r.pod, { uid: r.uid, resourceVersion: r.resourceVersion }, { [CONFIG_REFRESH_ANNOTATION]: String(r.version) })),
+    REFRESH_CONCURRENCY,
+  );
+  const written = outcomes.filter((o) => o === 'annotated').length;
+  if (refreshes.length > 0) env.log.debug({ asked: refreshes.map((r) => r.pod), written }, 'asked kubelets to refresh the config');
+  return written;
 }
 
 function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {

@@ -39,7 +39,7 @@ export async function installSwarm(kubeconfig: string): Promise<void> {
   await kubectl(kubeconfig, ['apply', '-n', SYSTEM_NAMESPACE, '-f', knative('base', 'serviceaccounts.yaml'), '-f', knative('base', 'rbac.yaml')]);
   // Server-side like the CRD: a later `npm run deploy` (server-side) then co-owns it instead of conflicting
   // over the atomic lists the API server defaults (matchConstraints, matchResources).
-  await kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', knative('base', 'worker-lease-policy.yaml')]);
+  await kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', knative('base', 'worker-lease-policy.yaml'), '-f', knative('base', 'assign-pod-policy.yaml')]);
 }
 
 /** Lets the functions and the source act in `namespace` (knative/namespace-access), as an admin would. */

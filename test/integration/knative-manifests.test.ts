@@ -120,7 +120,9 @@ describe('kustomize tree', () => {
         'ServiceAccount/swarm-source',
         'Trigger/swarm-assign',
         'Trigger/swarm-restart',
+        'ValidatingAdmissionPolicy/swarm-assign-pods',
         'ValidatingAdmissionPolicy/swarm-worker-lease',
+        'ValidatingAdmissionPolicyBinding/swarm-assign-pods',
         'ValidatingAdmissionPolicyBinding/swarm-worker-lease',
       ].sort(),
     );

@@ -4,9 +4,9 @@
 // deletes — plus a write log and fault injection. Pod lifecycles (the
 // StatefulSet controller, readiness) are driven by the test itself.
 import type { Swarm } from '../../lib/api/types.js';
-import type { DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
+import type { AnnotateOutcome, DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import type { ConfigMapPatch, ConfigMapView, DeploymentView, EventView, LeaseView, PodView, ScaleView, StatefulSetView } from '../../lib/kube/types.js';
+import { CONFIG_REFRESH_ANNOTATION, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type EventView, type LeaseView, type PodView, type ScaleView, type StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -317,6 +317,19 @@ export class MemoryKube implements KubeClient {
     };
     this.configMaps.set(key, stored);
     return structuredClone(stored);
+  }
+
+  /** Merge-patches annotations (only the refresh annotation has a place in a PodView), guarded like a delete. */
+  async annotatePod(namespace: string, name: string, pre: { uid: string; resourceVersion: string }, annotations: Record<string, string>): Promise<AnnotateOutcome> {
+    await this.enter('annotatePod');
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    if (pod.uid !== pre.uid || pod.resourceVersion !== pre.resourceVersion) return 'precondition-failed';
+    this.record('annotatePod', name);
+    const refresh = annotations[CONFIG_REFRESH_ANNOTATION];
+    if (refresh !== undefined) pod.refreshVersion = Number(refresh);
+    pod.resourceVersion = this.nextRv();
+    return 'annotated';
   }
 
   async deletePod(namespace: string, name: string, pre: { uid: string; resourceVersion: string }): Promise<DeleteOutcome> {

@@ -34,7 +34,7 @@ const expand = (group: string, resource: string, verbs: string[]): string[] => v
 describe('RBAC permission sets (exactly what each function uses)', () => {
   const roles = load('rbac.yaml');
 
-  it('assign: read Swarms, StatefulSets, Pods, list acknowledgement Leases; write ConfigMaps and Swarm status; resize StatefulSets (scale only); record Events', () => {
+  it('assign: read Swarms, StatefulSets, Pods, list acknowledgement Leases; write ConfigMaps and Swarm status; resize StatefulSets (scale only); patch Pods (one annotation: assign-pod-policy.yaml); record Events', () => {
     expect(permissions(byName(roles, 'swarm-assign'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list', 'watch']),
@@ -43,7 +43,7 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
         ...expand('apps', 'statefulsets/scale', ['get', 'update']),
         ...expand('apps', 'deployments', ['get']),
         ...expand('apps', 'deployments/scale', ['get', 'update']),
-        ...expand('', 'pods', ['get', 'list']),
+        ...expand('', 'pods', ['get', 'list', 'patch']),
         ...expand('coordination.k8s.io', 'leases', ['list']),
         ...expand('', 'configmaps', ['get', 'create', 'update', 'patch']),
         ...expand('', 'events', ['create', 'patch']),
