@@ -55,7 +55,7 @@ const STEP_TIMEOUT_MS = 240_000;
  */
 const QUIET_MS = 25_000;
 /** The Swarm systems' namespaces, watched by the one deploy of Swarm per cluster. */
-const SWARM_NAMESPACES = ['bench-coverage-swarm', 'bench-coverage-swarm-owned'] as const;
+const SWARM_NAMESPACES = ['bench-coverage-swarm', 'bench-coverage-swarm-owned', 'bench-coverage-swarm-restart'] as const;
 
 const argValue = (flag: string): string | undefined => {
   const at = process.argv.indexOf(flag);
@@ -67,8 +67,20 @@ const peer = argValue('--peer');
 if (peer !== undefined && peer !== 'original') throw new Error(`--peer: only "original" is known, not ${JSON.stringify(peer)}`);
 const progress = (line: string) => process.stderr.write(`[bench:coverage] ${line}\n`);
 
-type SystemName = 'swarm' | 'swarm-owned' | 'original';
-const SYSTEM_LABEL: Record<SystemName, string> = { swarm: 'Swarm, scale sts', 'swarm-owned': 'Swarm, scale swm', original: 'original' };
+type SwarmSystemName = 'swarm' | 'swarm-owned' | 'swarm-restart';
+type SystemName = SwarmSystemName | 'original';
+const SYSTEM_LABEL: Record<SystemName, string> = {
+  swarm: 'Swarm, scale sts',
+  'swarm-owned': 'Swarm, scale swm',
+  'swarm-restart': 'Swarm (Restart), scale sts',
+  original: 'original',
+};
+/** Each Swarm system's Swarm: the sample's (hot-reloading workers, policy None), or workers restarted to load. */
+const SWARM_SPEC: Record<SwarmSystemName, Parameters<typeof sampleSwarmYaml>[2]> = {
+  swarm: { policy: 'None' },
+  'swarm-owned': { policy: 'None', replicas: START_REPLICAS },
+  'swarm-restart': { policy: 'Restart' },
+};
 
 interface Run {
   readonly system: SystemName;
@@ -199,12 +211,13 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
  * Swarm as this tree has it, deployed on the cluster's real Knative (run():
  * ApiServerSource → Broker → Triggers → the functions' Knative Services, under
  * their own ServiceAccounts, `namespace` watched and pinged each minute).
- * `scale sts`: the sample as it is (Restart, MakeBeforeBreak), resized with
- * `kubectl scale sts` (the StatefulSet moves first). `scale swm`: Swarm owns the
- * count (spec.replicas, `kubectl scale swm`) and the workers hot-reload
- * (restart policy None: the handoff staged through the ConfigMap).
+ * `scale sts`: the sample as it is (hot-reloading workers, restart policy None:
+ * the handoff staged through the ConfigMap; MakeBeforeBreak), resized with
+ * `kubectl scale sts` (the StatefulSet moves first). `scale swm`: the same with
+ * Swarm owning the count (spec.replicas, `kubectl scale swm`). `(Restart)`:
+ * restart policy Restart (Swarm restarts the pods whose share changed), `kubectl scale sts`.
  */
-function swarmSystem(cluster: Cluster, image: string, namespace: string, name: 'swarm' | 'swarm-owned'): SystemUnderTest {
+function swarmSystem(cluster: Cluster, image: string, namespace: string, name: SwarmSystemName): SystemUnderTest {
   const kubeconfig = cluster.kubeconfigPath;
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -215,7 +228,7 @@ function swarmSystem(cluster: Cluster, image: string, namespace: string, name: '
     namespace,
     start: async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(namespace, START_REPLICAS, image));
-      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, owned ? { policy: 'None', replicas: START_REPLICAS } : {}));
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, SWARM_SPEC[name]));
     },
     scale: async (replicas) => {
       await kubectl(kubeconfig, ['-n', namespace, 'scale', owned ? 'swm/swarm-worker' : 'sts/swarm-worker', '--replicas', String(replicas)]);
@@ -287,6 +300,7 @@ async function run(syncFrequency: string | undefined, built: { binary: string; m
     const systems: Array<() => Promise<SystemUnderTest>> = [
       async () => swarmSystem(cluster, image, SWARM_NAMESPACES[0], 'swarm'),
       async () => swarmSystem(cluster, image, SWARM_NAMESPACES[1], 'swarm-owned'),
+      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[2], 'swarm-restart'),
     ];
     if (built)
       systems.push(async () => {
@@ -354,7 +368,7 @@ const body = (
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same tree with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`) and hot-reloading workers (restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements). *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (hot-reloading workers, restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements, each pod's kubelet asked to deliver every new share at once; MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`). *${SYSTEM_LABEL['swarm-restart']}*: the same tree with restart policy Restart (Swarm restarts each pod whose share changed, gainers before losers, each waiting for the workers' acknowledgements; the reference worker also reloads by itself), resized with \`kubectl scale sts/swarm-worker\`. *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
@@ -366,7 +380,7 @@ const body = (
         `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
-        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (Restart, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: \`spec.replicas\` and \`kubectl scale swm\`, hot-reloading workers (restart policy None).`,
+        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (hot-reloading workers, restart policy None, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: the same with \`spec.replicas\` and \`kubectl scale swm\`. *${SYSTEM_LABEL['swarm-restart']}*: restart policy Restart, \`kubectl scale sts\`.`,
         '',
         measures,
         '',

@@ -73,7 +73,7 @@ export function sampleSwarmYaml(
   jobs: readonly string[],
   options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number; pool?: 'StatefulSet' | 'Deployment' } = {},
 ): string {
-  const { policy = 'Restart', handoff = 'MakeBeforeBreak', replicas, pool = 'StatefulSet' } = options;
+  const { policy = 'None', handoff = 'MakeBeforeBreak', replicas, pool = 'StatefulSet' } = options;
   return `apiVersion: k8slab.info/v1alpha1
 kind: Swarm
 metadata: {name: swarm-worker, namespace: ${namespace}}
