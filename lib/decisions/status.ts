@@ -279,7 +279,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
           'Progressing',
           'True',
           'HandingOff',
-          `${inFlight} job(s) changing hands (${waiting}): each waits for the next stage to be acknowledged; mounted ConfigMaps reach pods on the kubelet's sync period, up to about a minute`,
+          `${inFlight} job(s) changing hands (${waiting}): each waits for the next stage to be acknowledged; each pod's kubelet is asked to deliver a stage at once (else it arrives at the kubelet's next sync, up to about a minute)`,
         ),
         degraded,
       ];

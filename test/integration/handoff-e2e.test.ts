@@ -140,6 +140,12 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     // staged in the ConfigMap (the losers told to keep them, `releasing`, until the gainer acknowledged).
     expect(report.totals.jobsDuplicated).toBeGreaterThan(0);
     expect(staged.releasing).toBeGreaterThan(0);
+    // The losers' smaller shares were not left to the kubelet's next sync: assign annotated their
+    // pods with the share's version in the reconcile that wrote it (lib/decisions/refresh.ts).
+    const config = await configOf();
+    const losers = (await core.listNamespacedPod({ namespace: NS })).items.filter((p) => ['swarm-worker-0', 'swarm-worker-1'].includes(p.metadata?.name ?? ''));
+    const asked = losers.filter((p) => p.metadata?.annotations?.['k8slab.info/config-refresh'] === String(config.workloads[p.metadata?.name ?? '']?.version));
+    expect(asked.length).toBeGreaterThan(0);
   });
 
   it('kubectl scale swm 3 → 1: the survivor takes every job before the StatefulSet shrinks: zero uncovered job-seconds', async () => {

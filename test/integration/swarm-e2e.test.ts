@@ -287,6 +287,12 @@ describe('the seed sample, end to end', () => {
     expect(await canI(restart, 'delete', 'statefulsets.apps')).toBe('no');
     expect(await canI(restart, 'update', 'configmaps')).toBe('no');
     await expect(apps.readNamespacedStatefulSet({ namespace: NS, name: 'swarm-worker' })).resolves.toBeTruthy();
+    // assign may patch pods, and the admission policy holds it to the refresh annotation (dry runs: admission runs, nothing is stored).
+    expect(await canI(assign, 'patch', 'pods')).toBe('yes');
+    const asAssign = ['-n', NS, '--as', assign, '--dry-run=server'];
+    await expect(kubectl(kubeconfig, ['annotate', 'pod', 'swarm-worker-0', '--overwrite', 'k8slab.info/config-refresh=999', ...asAssign])).resolves.toContain('annotated');
+    await expect(kubectl(kubeconfig, ['label', 'pod', 'swarm-worker-0', '--overwrite', 'app=hijacked', ...asAssign])).rejects.toThrow(/swarm-assign-pods/);
+    await expect(kubectl(kubeconfig, ['annotate', 'pod', 'swarm-worker-0', '--overwrite', 'other=1', ...asAssign])).rejects.toThrow(/swarm-assign-pods/);
   });
 
   it('a worker may write only its own Lease: RBAC allows leases get/create/update in its namespace only, the admission policy only the pod\'s own', async () => {
