@@ -192,16 +192,27 @@ const REFRESH_CONCURRENCY = 4;
 
 /**
  * Writes the refresh annotations, a few at a time; returns how many were
- * written. A pod that changed or went meanwhile is skipped: the hint is
- * optional, and whatever changed it brings another event.
+ * written. A hint never fails the reconcile: a pod that changed or went
+ * meanwhile is skipped (whatever changed it brings another event), and a
+ * refusal (RBAC without `patch pods`, the admission policy, a transient
+ * error) is logged and leaves that worker on the kubelet's own schedule.
  */
 async function requestRefreshes(env: ReconcileEnv, namespace: string, refreshes: readonly Refresh[]): Promise<number> {
+  const failures: string[] = [];
   const outcomes = await boundedAll(
-    refreshes.map((r) => () => env.kube.annotatePod(namespace, r.pod, { uid: r.uid, resourceVersion: r.resourceVersion }, { [CONFIG_REFRESH_ANNOTATION]: String(r.version) })),
+    refreshes.map((r) => () =>
+      env.kube
+        .annotatePod(namespace, r.pod, { uid: r.uid, resourceVersion: r.resourceVersion }, { [CONFIG_REFRESH_ANNOTATION]: String(r.version) })
+        .catch((err: unknown) => {
+          failures.push(`${r.pod}: ${err instanceof Error ? err.message : String(err)}`);
+          return 'failed' as const;
+        }),
+    ),
     REFRESH_CONCURRENCY,
   );
   const written = outcomes.filter((o) => o === 'annotated').length;
-  if (refreshes.length > 0) env.log.debug({ asked: refreshes.map((r) => r.pod), written }, 'asked kubelets to refresh the config');
+  if (failures.length > 0) env.log.warn({ failures }, 'could not ask kubelets to refresh the config; the workers get it at their next sync');
+  else if (refreshes.length > 0) env.log.debug({ asked: refreshes.map((r) => r.pod), written }, 'asked kubelets to refresh the config');
   return written;
 }
 

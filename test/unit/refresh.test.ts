@@ -3,6 +3,7 @@
 // under policy Restart; and what assign writes for it over the stubbed client.
 import { describe, expect, it } from 'vitest';
 import { decideRefreshes, type RefreshInput } from '../../lib/decisions/refresh.js';
+import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
 import type { WorkerConfig } from '../../lib/workerconfig/index.js';
 import { stubWorld } from '../support/fixtures.js';
@@ -109,5 +110,18 @@ describe('assign asks kubelets to refresh', () => {
     kube.writes = [];
     await reconcileAssign(env, { namespace: 'ns', name: 'swarm' });
     expect(kube.writes.map((w) => `${w.op} ${w.name}`)).toEqual(['annotatePod swarm-worker-1']);
+  });
+
+  it('a refused hint (RBAC, the admission policy, a transient error) does not fail the reconcile: the change and status are written, and a warning logged', async () => {
+    const warnings: string[] = [];
+    const { kube, env } = stubWorld(2, { jobs: ['a', 'b', 'c'], restart: { policy: 'None' } }, { info() {}, debug() {}, warn: (_o: unknown, msg: string) => warnings.push(msg) });
+    kube.annotatePod = async () => {
+      throw new KubeError('Forbidden', 403, 'pods is forbidden', 'PATCH pods', 'PATCH');
+    };
+    const outcome = await reconcileAssign(env, { namespace: 'ns', name: 'swarm' });
+    expect(outcome.result).toBe('changed');
+    expect(kube.writes.map((w) => w.op)).toContain('replaceSwarmStatus');
+    expect(kube.writes.map((w) => w.op)).not.toContain('annotatePod');
+    expect(warnings).toEqual(['could not ask kubelets to refresh the config; the workers get it at their next sync']);
   });
 });
