@@ -1,6 +1,7 @@
 // ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
-// and pods; decide the desired ConfigMap, the StatefulSet's size (with
-// spec.replicas) and status (pure); write what differs, the ConfigMap first.
+// and pods; decide the desired ConfigMap, the refresh hints for hot-reloading
+// workers, the StatefulSet's size (with spec.replicas) and status (pure);
+// write what differs, the ConfigMap first.
 import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
