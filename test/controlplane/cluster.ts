@@ -392,13 +392,17 @@ async function waitHealthy(
   logDir: string,
 ): Promise<void> {
   const pid = processes.find((p) => p.name === spec.name)?.pid ?? 0;
-  await waitFor(`${spec.name} healthy`, deadline, async () => {
-    if (!isAlive(pid) || isZombieOrGone(pid)) {
-      const log = await readFile(join(logDir, `${spec.name}.log`), 'utf8').catch(() => '');
-      throw new Error(`${spec.name} exited during start-up; last log lines:\n${log.split('\n').slice(-20).join('\n')}`);
-    }
-    return probe(spec.health, admin);
-  });
+  const lastLines = async () => (await readFile(join(logDir, `${spec.name}.log`), 'utf8').catch(() => '')).split('\n').slice(-20).join('\n');
+  try {
+    await waitFor(`${spec.name} healthy`, deadline, async () => {
+      if (!isAlive(pid) || isZombieOrGone(pid)) throw new Error(`${spec.name} exited during start-up; last log lines:\n${await lastLines()}`);
+      return probe(spec.health, admin);
+    });
+  } catch (error) {
+    // A component that runs but never turns healthy: its log says why (the work dir may go with the cluster).
+    if (error instanceof Error && error.message.startsWith('timed out')) throw new Error(`${error.message}; last log lines of ${spec.name}:\n${await lastLines()}`);
+    throw error;
+  }
 }
 
 /** A detached child we never wait on lingers as a zombie after it exits. */
