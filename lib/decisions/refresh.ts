@@ -16,10 +16,10 @@
 // (policy Restart) are not asked: one that reloads anyway would give up jobs
 // before its restart, which make-before-break orders after the gainer's.
 import type { RestartPolicy } from '../api/types.js';
-import { isDeployment, type PodView, type PoolShape } from '../kube/types.js';
+import type { PodView, PoolShape } from '../kube/types.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement } from './coverage.js';
-import { ofDeployment } from './workers.js';
+import { ofPool } from './workers.js';
 
 export interface RefreshInput {
   policy: RestartPolicy;
@@ -60,7 +60,3 @@ export function decideRefreshes(input: RefreshInput): Refresh[] {
   }
   return refreshes.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
 }
-
-/** A pod of this pool: a StatefulSet's by its controller reference, a Deployment's through its ReplicaSet. */
-const ofPool = (pool: PoolShape, pod: PodView): boolean =>
-  isDeployment(pool) ? ofDeployment(pool.name, pod) : pod.ownerStatefulSet === undefined || pod.ownerStatefulSet === pool.name;

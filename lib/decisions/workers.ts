@@ -7,7 +7,7 @@ export function podsByWorker(statefulSet: string, replicas: number, pods: readon
   const byName = new Map<string, PodView>();
   for (const pod of pods) {
     if (workerIndex(statefulSet, pod.name, replicas, startOrdinal) === undefined) continue;
-    if (pod.ownerStatefulSet !== undefined && pod.ownerStatefulSet !== statefulSet) continue;
+    if (!ofPool({ name: statefulSet }, pod)) continue;
     byName.set(pod.name, pod);
   }
   return byName;
@@ -17,6 +17,10 @@ export function podsByWorker(statefulSet: string, replicas: number, pods: readon
 export const ofDeployment = (deployment: string, pod: PodView): boolean =>
   pod.ownerReplicaSet !== undefined && pod.ownerReplicaSet === `${deployment}-${pod.labels['pod-template-hash'] ?? ''}`;
 
+/** A pod of this pool: a StatefulSet's unless another controller owns it, a Deployment's through its ReplicaSet. */
+export const ofPool = (pool: PoolShape, pod: PodView): boolean =>
+  isDeployment(pool) ? ofDeployment(pool.name, pod) : pod.ownerStatefulSet === undefined || pod.ownerStatefulSet === pool.name;
+
 /**
  * The pool's pods by worker name. A StatefulSet's: its first `count` workers'.
  * A Deployment's: all of its pods, terminating ones included (a departing
@@ -25,7 +29,7 @@ export const ofDeployment = (deployment: string, pod: PodView): boolean =>
  */
 export function podsOfPool(pool: PoolShape, count: number, pods: readonly PodView[]): Map<string, PodView> {
   if (!isDeployment(pool)) return podsByWorker(pool.name, count, pods, pool.startOrdinal);
-  return new Map(pods.filter((p) => ofDeployment(pool.name, p)).map((p) => [p.name, p] as const));
+  return new Map(pods.filter((p) => ofPool(pool, p)).map((p) => [p.name, p] as const));
 }
 
 /** The pool's `count` workers: a StatefulSet's by ordinal, a Deployment's as decided for this reconcile (`members`). */
