@@ -6,7 +6,7 @@
 // resourceVersion, transient failures retried with backoff. Usable by any Node
 // worker: `createAcknowledger(...)` then `await acknowledge({ version, jobs })`.
 import { readFileSync } from 'node:fs';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import {
   DIGEST_ANNOTATION,
   LOADED_AT_ANNOTATION,
@@ -80,24 +80,37 @@ const statusOf = (err: unknown): number | undefined => {
 /** Worth another try: conflicts (re-read), throttling, server errors, and no answer at all. */
 const transient = (status: number | undefined): boolean => status === undefined || status === 409 || status === 429 || status >= 500;
 
+/**
+ * client-node loads on the first call, not at start: it is most of a worker's
+ * start-up (about 0.4 s of CPU, seconds under a small CPU limit), and a worker
+ * should run its share before it has anything to acknowledge.
+ */
+export const loadClient = (() => {
+  let loaded: Promise<typeof k8s> | undefined;
+  return (): Promise<typeof k8s> => (loaded ??= import('@kubernetes/client-node'));
+})();
+
+/** In a pod: the mounted ServiceAccount token. */
+export async function inClusterConfig(): Promise<k8s.KubeConfig> {
+  const { KubeConfig } = await loadClient();
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
 export function createLeaseApi(kc?: k8s.KubeConfig): LeaseApi {
-  const config = kc ?? inClusterConfig();
-  const api = config.makeApiClient(k8s.CoordinationV1Api);
+  let client: Promise<k8s.CoordinationV1Api> | undefined;
+  const api = (): Promise<k8s.CoordinationV1Api> =>
+    (client ??= Promise.all([loadClient(), kc ?? inClusterConfig()]).then(([{ CoordinationV1Api }, config]) => config.makeApiClient(CoordinationV1Api)));
   return {
-    read: (namespace, name) =>
-      api.readNamespacedLease({ namespace, name }).catch((err: unknown) => {
+    read: async (namespace, name) =>
+      (await api()).readNamespacedLease({ namespace, name }).catch((err: unknown) => {
         if (statusOf(err) === 404) return undefined;
         throw err;
       }),
-    create: (namespace, body) => api.createNamespacedLease({ namespace, body }),
-    replace: (namespace, body) => api.replaceNamespacedLease({ namespace, name: body.metadata?.name ?? '', body }),
+    create: async (namespace, body) => (await api()).createNamespacedLease({ namespace, body }),
+    replace: async (namespace, body) => (await api()).replaceNamespacedLease({ namespace, name: body.metadata?.name ?? '', body }),
   };
-}
-
-function inClusterConfig(): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromDefault(); // in a pod: the mounted ServiceAccount token
-  return kc;
 }
 
 /** The pod's namespace: POD_NAMESPACE, else the mounted ServiceAccount's. */

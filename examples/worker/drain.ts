@@ -6,7 +6,8 @@
 // config is read from the API while waiting: the kubelet may stop refreshing
 // a terminating pod's ConfigMap volume. The pod's terminationGracePeriodSeconds
 // bounds the wait.
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
+import { inClusterConfig, loadClient } from './acknowledge.js';
 import type { WorkloadsView } from './share.js';
 
 /**
@@ -24,11 +25,11 @@ export function holdsJobs(text: string | undefined, pod: string, parse: (text: s
 
 /** Reads `key` of ConfigMap `name` (undefined when it, or the key, is missing). */
 export function configMapReader(namespace: string, name: string, key: string, kc?: k8s.KubeConfig): () => Promise<string | undefined> {
-  const config = kc ?? new k8s.KubeConfig();
-  if (!kc) config.loadFromDefault(); // in a pod: the mounted ServiceAccount token
-  const api = config.makeApiClient(k8s.CoreV1Api);
-  return () =>
-    api.readNamespacedConfigMap({ namespace, name }).then(
+  let client: Promise<k8s.CoreV1Api> | undefined;
+  const api = (): Promise<k8s.CoreV1Api> =>
+    (client ??= Promise.all([loadClient(), kc ?? inClusterConfig()]).then(([{ CoreV1Api }, config]) => config.makeApiClient(CoreV1Api)));
+  return async () =>
+    (await api()).readNamespacedConfigMap({ namespace, name }).then(
       (cm) => cm.data?.[key],
       (err: unknown) => {
         if ((err as { code?: unknown }).code === 404) return undefined;
