@@ -1,27 +1,29 @@
 // npm run bench:coverage — what the design does to the jobs while the worker
-// pool is resized, measured from the workers' own reports; with `--peer
-// original`, the same script against the original operator too, on the same
-// cluster, one after the other.
+// pool is created and resized, measured from the workers' own reports; with
+// `--peer original`, the same script against the original operator too, on
+// the same cluster, one after the other.
 //
 // On the local cluster with a real node, Swarm as a user runs it (real Knative
 // Serving + Eventing, `npm run deploy`, its image built from the Dockerfile):
-// the sample worker pool (the reference
-// worker as real pods mounting the real ConfigMap), a Swarm over the 27 seed
-// streams, resized 2→3→4→1→3 two ways — `kubectl scale sts` with the sample as
-// it ships (Restart), and `kubectl scale swm` with Swarm owning the count and
-// hot-reloading workers (policy None) — once with the kubelet's default sync
-// period and once with `syncFrequency: 10s`. Per step, from the scale command
-// until the workers' reports show them running what the ConfigMap assigns:
-// uncovered and duplicate job-seconds (test/support/coverage-recorder), the
-// time the config was written, the Swarm's status said it converged, the
-// workers did, and the pods restarted. A benchmark, not a test: it asserts
-// nothing about the numbers.
+// the sample worker pool (the reference worker as real pods mounting the real
+// ConfigMap) created under a Swarm over the 27 seed streams (the original: under
+// its running controller, configured with the same jobs), then resized
+// 2→3→4→1→3 three ways — `kubectl scale sts` with the sample as it ships
+// (hot-reloading workers, policy None), `kubectl scale swm` with Swarm owning
+// the count, and `kubectl scale sts` under policy Restart — once with the
+// kubelet's default sync period and once with `syncFrequency: 10s`. Per step,
+// from the command until the workers' reports show them running what the
+// ConfigMap assigns: uncovered and duplicate job-seconds
+// (test/support/coverage-recorder), the time the config was written, the
+// Swarm's status said it converged, the workers did, and the pods restarted.
+// A benchmark, not a test: it asserts nothing about the numbers.
 //
 //   npm run bench:coverage                          both sync periods → bench/RESULTS.md (bench:coverage:current)
 //   npm run bench:coverage -- --sync 10s            one sync period, to stdout only (--write: into RESULTS.md)
 //   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
-//                                                   both Swarm runs, then the original operator, per
+//                                                   the Swarm runs, then the original operator, per
 //                                                   sync period → bench/RESULTS.md (bench:coverage:original)
+//   … --systems swarm-owned,original                only these systems (with --sync: a quick look, to stdout)
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -65,6 +67,7 @@ const syncArg = argValue('--sync');
 const syncs: Array<string | undefined> = syncArg !== undefined ? [syncArg === 'default' ? undefined : syncArg] : [undefined, '10s'];
 const peer = argValue('--peer');
 if (peer !== undefined && peer !== 'original') throw new Error(`--peer: only "original" is known, not ${JSON.stringify(peer)}`);
+const systemsArg = argValue('--systems')?.split(',');
 const progress = (line: string) => process.stderr.write(`[bench:coverage] ${line}\n`);
 
 type SwarmSystemName = 'swarm' | 'swarm-owned' | 'swarm-restart';
@@ -93,7 +96,13 @@ interface Run {
 interface SystemUnderTest {
   readonly name: SystemName;
   readonly namespace: string;
-  /** The start step's action: the worker pool at START_REPLICAS, and whatever the system needs to assign it. */
+  /**
+   * Before the script, unmeasured: the system given the jobs, as a user would
+   * before creating the pool (Swarm: the Swarm applied, and handled by assign;
+   * the original: its controller started with them, in setup).
+   */
+  configure(): Promise<void>;
+  /** The start step's action: the worker pool created at START_REPLICAS. */
   start(): Promise<void>;
   /** One resize of the script. */
   scale(replicas: number): Promise<void>;
@@ -198,6 +207,7 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
     );
   };
 
+  await system.configure();
   await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start());
   let replicas = START_REPLICAS;
   for (const next of SCALES) {
@@ -226,9 +236,22 @@ function swarmSystem(cluster: Cluster, image: string, namespace: string, name: S
   return {
     name,
     namespace,
+    configure: async () => {
+      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, SWARM_SPEC[name]));
+      // Handled: its status says it waits for the StatefulSet (assign is up, as the original's controller is).
+      await eventually(
+        'the Swarm waiting for its StatefulSet',
+        async () => {
+          const s = (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
+          const waiting = s.status?.observedGeneration === s.metadata.generation && s.status?.conditions?.some((c) => c.reason === 'StatefulSetNotFound');
+          return waiting ? true : undefined;
+        },
+        120_000,
+        250,
+      );
+    },
     start: async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(namespace, START_REPLICAS, image));
-      await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(namespace, seedStreams, SWARM_SPEC[name]));
     },
     scale: async (replicas) => {
       await kubectl(kubeconfig, ['-n', namespace, 'scale', owned ? 'swm/swarm-worker' : 'sts/swarm-worker', '--replicas', String(replicas)]);
@@ -269,6 +292,8 @@ async function originalSystem(cluster: Cluster, image: string, namespace: string
   return {
     name: 'original',
     namespace,
+    // Configured in setup: its controller runs with the jobs before the pool exists.
+    configure: async () => undefined,
     start: async () => {
       await kubectl(kubeconfig, ['apply', '-f', '-'], withStatefulSetAppLabel(workerPoolYaml(namespace, START_REPLICAS, image)));
     },
@@ -297,12 +322,12 @@ async function run(syncFrequency: string | undefined, built: { binary: string; m
     const installed = await installKnative(cluster, { kubeconfig, progress: say });
     // Creates, labels and binds the Swarm systems' namespaces (`--watch-namespace`), each with its PingSource.
     const { workerImage: image } = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress: say, watchNamespaces: SWARM_NAMESPACES });
-    const systems: Array<() => Promise<SystemUnderTest>> = [
-      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[0], 'swarm'),
-      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[1], 'swarm-owned'),
-      async () => swarmSystem(cluster, image, SWARM_NAMESPACES[2], 'swarm-restart'),
-    ];
-    if (built)
+    const wanted = (system: SystemName) => !systemsArg || systemsArg.includes(system);
+    const systems: Array<() => Promise<SystemUnderTest>> = (['swarm', 'swarm-owned', 'swarm-restart'] as const)
+      .map((name, i) => [name, SWARM_NAMESPACES[i]!] as const)
+      .filter(([name]) => wanted(name))
+      .map(([name, namespace]) => async () => swarmSystem(cluster, image, namespace, name));
+    if (built && wanted('original'))
       systems.push(async () => {
         // The original gets the node to itself, and its CRD has Swarm's name.
         progress(`sync ${sync}: removing Swarm and Knative for the original operator`);
@@ -368,7 +393,7 @@ const body = (
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams, then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (hot-reloading workers, restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements, each pod's kubelet asked to deliver every new share at once; MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`). *${SYSTEM_LABEL['swarm-restart']}*: the same tree with restart policy Restart (Swarm restarts each pod whose share changed, gainers before losers, each waiting for the workers' acknowledgements; the reference worker also reloads by itself), resized with \`kubectl scale sts/swarm-worker\`. *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams: the pool created once the system holds its jobs (*start at 2*: the Swarm applied beforehand and handled by assign, which is then up, as the original's controller runs with its config before the pool exists), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (hot-reloading workers, restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements, each pod's kubelet asked to deliver every new share at once; MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`). *${SYSTEM_LABEL['swarm-restart']}*: the same tree with restart policy Restart (Swarm restarts each pod whose share changed, gainers before losers, each waiting for the workers' acknowledgements; the reference worker also reloads by itself), resized with \`kubectl scale sts/swarm-worker\`. *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
@@ -380,7 +405,7 @@ const body = (
         `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
-        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), a Swarm over the 27 seed streams, Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (hot-reloading workers, restart policy None, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: the same with \`spec.replicas\` and \`kubectl scale swm\`. *${SYSTEM_LABEL['swarm-restart']}*: restart policy Restart, \`kubectl scale sts\`.`,
+        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), created under a Swarm over the 27 seed streams (applied beforehand and handled by assign), Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (hot-reloading workers, restart policy None, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: the same with \`spec.replicas\` and \`kubectl scale swm\`. *${SYSTEM_LABEL['swarm-restart']}*: restart policy Restart, \`kubectl scale sts\`.`,
         '',
         measures,
         '',
