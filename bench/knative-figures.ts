@@ -49,7 +49,7 @@ export const COLD_SEGMENTS: ReadonlyArray<{ name: string; spans: string; from: k
     from: 'scheduledAt',
     to: 'processStartAt',
   },
-  { name: '→ listening', spans: "Node loading dist/functions/server.js and its modules, the Kubernetes client, the HTTP server bound", from: 'processStartAt', to: 'listeningAt' },
+  { name: '→ listening', spans: "Node loading the functions (the image's one bundled file, functions.mjs: the Kubernetes client and all), the HTTP server bound", from: 'processStartAt', to: 'listeningAt' },
   {
     name: '→ event in the function',
     spans: "queue-proxy's readiness probe passing, the activator forwarding the held request through queue-proxy",

@@ -44,7 +44,7 @@ interface Tree {
 
 /**
  * `tsx`: the TypeScript under tsx as a loader (not its CLI's child), so /proc/<pid> is the host;
- * `compiled`: as the image runs it (node dist/functions/server.js, NODE_ENV=production), after buildTree.
+ * `compiled`: tsc's output (node dist/functions/server.js, NODE_ENV=production), after buildTree; the image runs the same code bundled into one file (npm run bundle).
  */
 async function startHost(dir: string, fn: 'assign' | 'restart', kubeconfig: string, form: 'tsx' | 'compiled' = 'tsx'): Promise<Host> {
   const port = await freePort();
@@ -310,7 +310,7 @@ async function main(): Promise<void> {
       '',
       `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
       '',
-      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = the assign host's answer to a Swarm event after a change of the job list (it answers after writing the ConfigMap and status); peak RSS = VmHWM of a fresh assign host, under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production, as the image does), each over its own 25 Swarms.`,
+      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = the assign host's answer to a Swarm event after a change of the job list (it answers after writing the ConfigMap and status); peak RSS = VmHWM of a fresh assign host, under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each over its own 25 Swarms.`,
       '',
       ...table,
       '',

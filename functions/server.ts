@@ -66,7 +66,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
   };
 }
 
-// Run directly (node dist/functions/server.js, npm run serve): start and stop on SIGTERM/SIGINT.
+// Run directly (node dist/functions/server.js, the image's bundle functions.mjs, npm run serve): start and stop on SIGTERM/SIGINT.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   start().then(
     (started) => {

@@ -11,7 +11,7 @@ describe('Dockerfile', () => {
     expect(facts.nodeVersion).toMatch(/^\d+\.\d+\.\d+$/);
     // An even major: an LTS line.
     expect(Number(facts.nodeVersion.split('.')[0]) % 2).toBe(0);
-    expect(facts.commands.functions).toEqual(['node', 'dist/functions/server.js']);
+    expect(facts.commands.functions).toEqual(['node', 'functions.mjs']);
     expect(facts.commands.worker).toEqual(['node', 'dist/examples/worker/main.js']);
   });
 
@@ -21,6 +21,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     const stages = [...dockerfile.matchAll(/^FROM .* AS (\S+)$/gm)].map((m) => m[1]);
     expect(stages[stages.length - 1]).toBe('functions');
+  });
+
+  it('ships the functions as one bundled file, without node_modules', () => {
+    const functions = dockerfile.slice(dockerfile.lastIndexOf('AS functions'));
+    expect(functions).toMatch(/server\.bundle\.mjs \.\/functions\.mjs$/m);
+    expect(functions).not.toMatch(/node_modules/);
+    expect(dockerfile).toMatch(/npm run build && npm run bundle/);
   });
 
   it('rejects a Dockerfile without a pinned Node version', () => {
