@@ -7,6 +7,7 @@
 // worker: `createAcknowledger(...)` then `await acknowledge({ version, jobs })`.
 import { readFileSync } from 'node:fs';
 import type * as k8s from '@kubernetes/client-node';
+import type * as KubeClient from './kube-client.js';
 import {
   DIGEST_ANNOTATION,
   LOADED_AT_ANNOTATION,
@@ -86,8 +87,8 @@ const transient = (status: number | undefined): boolean => status === undefined 
  * should run its share before it has anything to acknowledge.
  */
 export const loadClient = (() => {
-  let loaded: Promise<typeof k8s> | undefined;
-  return (): Promise<typeof k8s> => (loaded ??= import('@kubernetes/client-node'));
+  let loaded: Promise<typeof KubeClient> | undefined;
+  return (): Promise<typeof KubeClient> => (loaded ??= import('./kube-client.js'));
 })();
 
 /** In a pod: the mounted ServiceAccount token. */
