@@ -92,17 +92,21 @@ export const loadClient = (() => {
 })();
 
 /** In a pod: the mounted ServiceAccount token. */
-export async function inClusterConfig(): Promise<k8s.KubeConfig> {
+async function inClusterConfig(): Promise<k8s.KubeConfig> {
   const { KubeConfig } = await loadClient();
   const kc = new KubeConfig();
   kc.loadFromDefault();
   return kc;
 }
 
+/** An API client made on first use (and once): the client loaded, over `kc` or the in-cluster config. */
+export function lazyApi<T>(make: (client: typeof KubeClient, config: k8s.KubeConfig) => T, kc?: k8s.KubeConfig): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= Promise.all([loadClient(), kc ?? inClusterConfig()]).then(([client, config]) => make(client, config)));
+}
+
 export function createLeaseApi(kc?: k8s.KubeConfig): LeaseApi {
-  let client: Promise<k8s.CoordinationV1Api> | undefined;
-  const api = (): Promise<k8s.CoordinationV1Api> =>
-    (client ??= Promise.all([loadClient(), kc ?? inClusterConfig()]).then(([{ CoordinationV1Api }, config]) => config.makeApiClient(CoordinationV1Api)));
+  const api = lazyApi((client, config) => config.makeApiClient(client.CoordinationV1Api), kc);
   return {
     read: async (namespace, name) =>
       (await api()).readNamespacedLease({ namespace, name }).catch((err: unknown) => {

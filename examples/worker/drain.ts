@@ -7,7 +7,7 @@
 // a terminating pod's ConfigMap volume. The pod's terminationGracePeriodSeconds
 // bounds the wait.
 import type * as k8s from '@kubernetes/client-node';
-import { inClusterConfig, loadClient } from './acknowledge.js';
+import { lazyApi } from './acknowledge.js';
 import type { WorkloadsView } from './share.js';
 
 /**
@@ -25,9 +25,7 @@ export function holdsJobs(text: string | undefined, pod: string, parse: (text: s
 
 /** Reads `key` of ConfigMap `name` (undefined when it, or the key, is missing). */
 export function configMapReader(namespace: string, name: string, key: string, kc?: k8s.KubeConfig): () => Promise<string | undefined> {
-  let client: Promise<k8s.CoreV1Api> | undefined;
-  const api = (): Promise<k8s.CoreV1Api> =>
-    (client ??= Promise.all([loadClient(), kc ?? inClusterConfig()]).then(([{ CoreV1Api }, config]) => config.makeApiClient(CoreV1Api)));
+  const api = lazyApi((client, config) => config.makeApiClient(client.CoreV1Api), kc);
   return async () =>
     (await api()).readNamespacedConfigMap({ namespace, name }).then(
       (cm) => cm.data?.[key],
