@@ -23,7 +23,7 @@
 //   SWARM_ORIGINAL_GIT_DIR=<git dir> npm run bench:coverage -- --peer original
 //                                                   the Swarm runs, then the original operator, per
 //                                                   sync period → bench/RESULTS.md (bench:coverage:original)
-//   … --systems swarm-owned,original                only these systems (with --sync: a quick look, to stdout)
+//   … --systems swarm-owned,original                only these systems: a quick look, to stdout (--write: into RESULTS.md)
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -78,6 +78,8 @@ const SYSTEM_LABEL: Record<SystemName, string> = {
   'swarm-restart': 'Swarm (Restart), scale sts',
   original: 'original',
 };
+const unknownSystems = (systemsArg ?? []).filter((s) => !(s in SYSTEM_LABEL));
+if (unknownSystems.length) throw new Error(`--systems: unknown ${unknownSystems.join(', ')}; choose from ${Object.keys(SYSTEM_LABEL).join(', ')}`);
 /** Each Swarm system's Swarm: the sample's (hot-reloading workers, policy None), or workers restarted to load. */
 const SWARM_SPEC: Record<SwarmSystemName, Parameters<typeof sampleSwarmYaml>[2]> = {
   swarm: { policy: 'None' },
@@ -232,6 +234,8 @@ function swarmSystem(cluster: Cluster, image: string, namespace: string, name: S
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const readSwarm = async (): Promise<Swarm> =>
+    (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
   const owned = name === 'swarm-owned';
   return {
     name,
@@ -242,7 +246,7 @@ function swarmSystem(cluster: Cluster, image: string, namespace: string, name: S
       await eventually(
         'the Swarm waiting for its StatefulSet',
         async () => {
-          const s = (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
+          const s = await readSwarm();
           const waiting = s.status?.observedGeneration === s.metadata.generation && s.status?.conditions?.some((c) => c.reason === 'StatefulSetNotFound');
           return waiting ? true : undefined;
         },
@@ -257,7 +261,7 @@ function swarmSystem(cluster: Cluster, image: string, namespace: string, name: S
       await kubectl(kubeconfig, ['-n', namespace, 'scale', owned ? 'swm/swarm-worker' : 'sts/swarm-worker', '--replicas', String(replicas)]);
     },
     statusConverged: async (afterVersion, replicas) => {
-      const s = (await custom.getNamespacedCustomObject({ group: 'k8slab.info', version: 'v1alpha1', plural: 'swarms', namespace, name: 'swarm-worker' })) as Swarm;
+      const s = await readSwarm();
       const st = s.status;
       const ok = st?.phase === 'Running' && (st.version ?? 0) > afterVersion && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation;
       return ok ? st.version : undefined;
@@ -413,7 +417,8 @@ const body = (
       ]
 ).join('\n');
 
-if (syncArg !== undefined && !process.argv.includes('--write')) process.stdout.write(body + '\n');
+// A subset of the systems or of the sync periods is a look, not the committed record (unless --write).
+if ((syncArg !== undefined || systemsArg !== undefined) && !process.argv.includes('--write')) process.stdout.write(body + '\n');
 else {
   const file = new URL('RESULTS.md', import.meta.url);
   writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', built ? ORIGINAL_COVERAGE_SECTION : CURRENT_COVERAGE_SECTION, body));

@@ -18,8 +18,8 @@ import { createServer, type Server } from 'node:net';
 const LOWEST = 20_000;
 const HIGHEST = 29_999;
 
-/** [low, high] of the ephemeral range and the reserved ports, from /proc (Linux's defaults elsewhere). */
-function kernelPortSettings(): { ephemeral: readonly [number, number]; reserved: (port: number) => boolean } {
+/** Where the ephemeral range starts, and the reserved ports, from /proc (Linux's defaults elsewhere). */
+function kernelPortSettings(): { ephemeralLow: number; reserved: (port: number) => boolean } {
   const read = (path: string): string | undefined => {
     try {
       return readFileSync(path, 'utf8').trim();
@@ -27,8 +27,8 @@ function kernelPortSettings(): { ephemeral: readonly [number, number]; reserved:
       return undefined;
     }
   };
-  const [low, high] = (read('/proc/sys/net/ipv4/ip_local_port_range') ?? '32768 60999').split(/\s+/).map(Number);
-  return { ephemeral: [low ?? 32768, high ?? 60999], reserved: reservedPorts(read('/proc/sys/net/ipv4/ip_local_reserved_ports') ?? '') };
+  const low = Number((read('/proc/sys/net/ipv4/ip_local_port_range') ?? '32768').split(/\s+/)[0]);
+  return { ephemeralLow: Number.isFinite(low) ? low : 32768, reserved: reservedPorts(read('/proc/sys/net/ipv4/ip_local_reserved_ports') ?? '') };
 }
 
 /** ip_local_reserved_ports' "8080,30000-30010" as a predicate. */
@@ -43,16 +43,15 @@ export function reservedPorts(list: string): (port: number) => boolean {
 }
 
 /**
- * Candidate ports for `count` listeners: outside the ephemeral range and the
- * reserved ports, in random order (so concurrent callers rarely try the same
- * ones). Empty when the range leaves no room below it.
+ * Candidate ports: outside the ephemeral range (`[low, high]`; only `low`
+ * bounds them) and the reserved ports, in random order (so concurrent callers
+ * rarely try the same ones). Empty when the range leaves no room below it.
  */
-export function candidatePorts(ephemeral: readonly [number, number], reserved: (port: number) => boolean, random: () => number = Math.random): number[] {
-  const [low] = ephemeral;
+export function candidatePorts([low]: readonly [number, number?], reserved: (port: number) => boolean): number[] {
   const pool: number[] = [];
   for (let port = LOWEST; port <= Math.min(HIGHEST, low - 1); port++) if (!reserved(port)) pool.push(port);
   for (let i = pool.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
+    const j = Math.floor(Math.random() * (i + 1));
     [pool[i], pool[j]] = [pool[j]!, pool[i]!];
   }
   return pool;
@@ -67,10 +66,10 @@ const listen = (port: number, host: string): Promise<Server | undefined> =>
 
 /** `count` distinct free ports on `host`, held open together so none is handed out twice. */
 export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
-  const { ephemeral, reserved } = kernelPortSettings();
+  const { ephemeralLow, reserved } = kernelPortSettings();
   const held: Server[] = [];
   try {
-    for (const port of candidatePorts(ephemeral, reserved)) {
+    for (const port of candidatePorts([ephemeralLow], reserved)) {
       if (held.length === count) break;
       const server = await listen(port, host);
       if (server) held.push(server);
