@@ -30,6 +30,9 @@ export function failureStatus(err: unknown): { status: number; error: string } {
   return { status: 500, error: err instanceof Error ? err.message : String(err) };
 }
 
+/** An error from our own code, not a refused event or a Kubernetes API answer. */
+const isOurs = (err: unknown): boolean => !(err instanceof BadEventError) && !isKubeError(err);
+
 /** The response header carrying a no-reply answer's summary (JSON), e.g. for `npm start`'s live view. */
 export const SUMMARY_HEADER = 'swarm-summary';
 /** Well under the 8–16 KiB that HTTP stacks accept for a whole header block. */
@@ -86,8 +89,13 @@ export function eventRoute(options: EventRouteOptions) {
       if (err instanceof BadEventError) {
         options.metrics?.events.inc({ function: fn?.name ?? 'none', type: event?.type ?? 'unparsed', outcome: 'rejected' });
       }
-      const log = status >= 500 ? options.log.warn.bind(options.log) : options.log.info.bind(options.log);
-      log({ event: event?.id, type: event?.type, status, error, ms: Math.round(performance.now() - started) }, status >= 500 ? 'failed, broker will retry' : 'rejected');
+      const fields = { event: event?.id, type: event?.type, status, error, ms: Math.round(performance.now() - started) };
+      if (isOurs(err)) {
+        // Neither the client's fault nor the API's: a defect. Its stack goes to
+        // the log (the TypeScript lines with NODE_OPTIONS=--enable-source-maps).
+        options.log.error({ ...fields, err }, 'failed unexpectedly, broker will retry');
+      } else if (status >= 500) options.log.warn(fields, 'failed, broker will retry');
+      else options.log.info(fields, 'rejected');
       res.status(status).json({ error, status });
     }
   });

@@ -11,6 +11,7 @@ import { createMetrics } from '../../lib/observability/metrics.js';
 import { MemoryKube } from '../support/memory-kube.js';
 import { swarmOf } from '../support/fixtures.js';
 import { Writable } from 'node:stream';
+import { KubeError } from '../../lib/kube/errors.js';
 
 const quiet = createLogger({ name: 'test', destination: new Writable({ write: (_c, _e, cb) => cb() }) as never });
 
@@ -105,6 +106,31 @@ describe('assign over HTTP', () => {
     // No body (Knative's broker filter would take one for a reply event); the summary is a header.
     expect(await res.text()).toBe('');
     expect(JSON.parse(res.headers.get(SUMMARY_HEADER) ?? '')).toMatchObject({ swarms: [{ swarm: 'ns/deleted', result: 'gone' }] });
+  });
+
+  it('logs a defect with its stack, and a Kubernetes failure without one', async () => {
+    const lines: Array<{ level: number; msg: string; err?: { type: string; stack: string } }> = [];
+    const log = createLogger({ name: 'test', destination: new Writable({ write: (c, _e, cb) => (lines.push(JSON.parse(String(c))), cb()) }) as never });
+    const app = express();
+    const failing = (err: () => Error) => ({ name: 'assign' as const, accepts: () => true, handle: async () => { throw err(); } });
+    app.use('/bug', eventRoute({ functions: [failing(() => new TypeError('x is undefined'))], log }));
+    app.use('/kube', eventRoute({ functions: [failing(() => new KubeError('Transient', 503, 'etcd timeout', 'GET swarms'))], log }));
+    const server = app.listen(0);
+    try {
+      const port = (server.address() as AddressInfo).port;
+      for (const path of ['bug', 'kube']) {
+        const res = await fetch(`http://127.0.0.1:${port}/${path}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update'), body: JSON.stringify(swarmObject) });
+        expect(res.status).toBeGreaterThanOrEqual(500);
+      }
+      expect(lines).toMatchObject([
+        { level: 50, msg: 'failed unexpectedly, broker will retry', err: { type: 'TypeError' } },
+        { level: 40, msg: 'failed, broker will retry' },
+      ]);
+      expect(lines[0]?.err?.stack).toMatch(/TypeError: x is undefined\n\s+at /);
+      expect(lines[1]).not.toHaveProperty('err');
+    } finally {
+      server.close();
+    }
   });
 
   it('keeps the summary header ASCII and bounded, however long the messages', async () => {

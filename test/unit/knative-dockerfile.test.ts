@@ -22,12 +22,16 @@ describe('Dockerfile', () => {
     expect(stages[stages.length - 1]).toBe('functions');
   });
 
-  it('ships each target as its bundle, without node_modules', () => {
+  it('ships each target as its bundle and source map, without node_modules', () => {
     const shipped = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     expect(shipped).not.toMatch(/node_modules/);
-    expect(shipped).toMatch(/server\.bundle\.mjs \.\/functions\.mjs$/m);
+    expect(shipped).toMatch(/\/src\/dist\/functions\.mjs \/src\/dist\/functions\.mjs\.map \.\/$/m);
     expect(shipped).toMatch(/\/src\/dist\/worker \.\/worker$/m);
     expect(dockerfile).toMatch(/npm run build && npm run bundle/);
+    // Each bundle has its source map beside it (NODE_OPTIONS=--enable-source-maps uses it).
+    const scripts = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['bundle:functions']).toMatch(/--outfile=dist\/functions\.mjs .*--sourcemap/);
+    expect(scripts['bundle:worker']).toMatch(/--outdir=dist\/worker .*--sourcemap/);
   });
 
   it('rejects a Dockerfile without a pinned Node version', () => {
