@@ -168,10 +168,18 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   });
   const leases = obs.leases ? { leases: obs.leases } : {};
   // Hot-reloading workers hand jobs over through the config itself (handoff.ts),
-  // judged by what each pod acknowledges of the config in force.
+  // judged by what each pod acknowledges of the config in force. Every pod the
+  // config in force gives jobs may still run them: a StatefulSet shrunk by hand
+  // (`kubectl scale sts`) still has its departing pods until they stop.
+  const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
   const staged =
     spec.restart.policy === 'None'
-      ? stageHandoff({ handoff: spec.restart.handoff, previous, target: result.assignment, facts: workerFacts({ statefulSet, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) })
+      ? stageHandoff({
+          handoff: spec.restart.handoff,
+          previous,
+          target: result.assignment,
+          facts: workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }),
+        })
       : { jobs: result.assignment, marks: {} };
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;

@@ -13,6 +13,8 @@
 // the end, the handoffs staged in the ConfigMap (`releasing` for
 // make-before-break, `awaiting` for break-before-make), no pod replaced or
 // restarted, and status never Ready while a job had no acknowledged owner.
+// One last step shrinks the StatefulSet by hand (no spec.replicas): its leaving
+// pods drain (the sample's DRAIN_STATEFULSET) while the survivor takes over.
 // The access-loss step also asserts that the dead-letter Service logged no
 // event of this namespace that a function was to receive.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -228,6 +230,16 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     expect({ duplicateSeconds: report.totals.duplicateSeconds, restarted }).toEqual({ duplicateSeconds: 0, restarted: [] });
     // Staged in the ConfigMap: the gainer told to wait (`awaiting`) until the old owners acknowledged having stopped.
     expect(staged.awaiting).toBeGreaterThan(0);
+  });
+
+  it('kubectl scale sts 3 → 1 without spec.replicas: the leaving pods drain, running their jobs until the survivor acknowledges them: zero uncovered job-seconds', async () => {
+    // The Swarm follows the StatefulSet's own count again, make-before-break (not measured).
+    await step(() => kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'None' })), 3, jobs);
+    const { report, restarted, explain, staged } = await step(() => kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '1']), 1, jobs);
+    if (report.gaps.length > 0) explain();
+    expect({ gaps: report.gaps, restarted }).toEqual({ gaps: [], restarted: [] });
+    // The StatefulSet stopped them first; the config kept their jobs on them (`releasing`) until the survivor ran them.
+    expect(staged.releasing).toBeGreaterThan(0);
   });
 
   it('status was never Ready while a job had no acknowledged owner', () => {

@@ -295,7 +295,7 @@ describe('the seed sample, end to end', () => {
     await expect(kubectl(kubeconfig, ['annotate', 'pod', 'swarm-worker-0', '--overwrite', 'other=1', ...asAssign])).rejects.toThrow(/swarm-assign-pods/);
   });
 
-  it('a worker may write only its own Lease: RBAC allows leases get/create/update in its namespace only, the admission policy only the pod\'s own', async () => {
+  it('a worker may write only its own Lease: RBAC allows leases get/create/update in its namespace only, the admission policy only the pod\'s own; it reads only its config and StatefulSet', async () => {
     const as = `system:serviceaccount:${NS}:swarm-worker`;
     const can = (verb: string, resource: string, namespace = NS) => canI(as, verb, resource, namespace);
     for (const verb of ['get', 'create', 'update']) expect(await can(verb, 'leases.coordination.k8s.io')).toBe('yes');
@@ -303,6 +303,9 @@ describe('the seed sample, end to end', () => {
       expect({ verb, resource, can: await can(verb!, resource!) }).toEqual({ verb, resource, can: 'no' });
     }
     expect(await can('create', 'leases.coordination.k8s.io', 'default')).toBe('no');
+    // Read on SIGTERM (the drain): its own config and StatefulSet, by name, nothing else.
+    for (const named of ['configmaps/swarm-worker-config', 'statefulsets.apps/swarm-worker']) expect({ named, can: await can('get', named) }).toEqual({ named, can: 'yes' });
+    for (const named of ['configmaps/other', 'statefulsets.apps/other']) expect({ named, can: await can('get', named) }).toEqual({ named, can: 'no' });
 
     // A token bound to worker-0's pod, as the kubelet mounts it: its own Lease passes, worker-1's is denied.
     const uid = liveUids().get('swarm-worker-0') ?? '';

@@ -132,6 +132,29 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     const stage2 = configOf(written(decideConfigMap({ swarm: hotReload({ replicas: 2 }), statefulSet: sts(3), configMap: stage1, pods: three, leases: survivors })));
     expect(Object.keys(stage2.workloads)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
   });
+
+  it('kubectl scale sts 4 → 1: the departing pods, still running or terminating, keep their jobs (releasing) until the survivor acknowledges them', () => {
+    const four = [pod(0), pod(1), pod(2), pod(3)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(4), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const leases = four.map((p) => runs(p, v1));
+    // The StatefulSet already says 1; its departing pods are being stopped (a drain keeps them running).
+    const leaving = [four[0]!, ...four.slice(1).map((p) => ({ ...p, ready: false, terminating: true }))];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: cm, pods: leaving, leases }));
+    const v2 = configOf(stage1);
+    expect(assignmentOf(v2)['swarm-worker-0']).toHaveLength(9);
+    for (const departing of ['swarm-worker-1', 'swarm-worker-2', 'swarm-worker-3']) {
+      expect(v2.workloads[departing]).toMatchObject({ jobs: v1.workloads[departing]!.jobs, releasing: v1.workloads[departing]!.jobs });
+    }
+    // Until the survivor acknowledges, nothing more happens.
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(1), configMap: stage1, pods: leaving, leases })).write).toBe('none');
+    const gained = [runs(four[0]!, v2), ...leases.slice(1)];
+    const v3 = configOf(written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: stage1, pods: leaving, leases: gained })));
+    expect(Object.keys(v3.workloads)).toEqual(['swarm-worker-0']);
+    // A departing pod already gone holds nothing: its jobs are not held back for it.
+    const gone = configOf(written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: cm, pods: [four[0]!], leases })));
+    expect(Object.keys(gone.workloads)).toEqual(['swarm-worker-0']);
+  });
 });
 
 describe('break-before-make, staged: release first, gain once the loser acknowledges', () => {
@@ -154,6 +177,20 @@ describe('break-before-make, staged: release first, gain once the loser acknowle
     const v3 = configOf(written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: all, leases: both })));
     expect(v3.workloads['swarm-worker-2']).toMatchObject({ jobs: v2.workloads['swarm-worker-2']!.awaiting });
     expect(v3.workloads['swarm-worker-2']!.awaiting).toBeUndefined();
+  });
+
+  it('kubectl scale sts 3 → 2: a departing pod still running holds its jobs back from the survivors (awaiting) until it is gone', () => {
+    const three = [pod(0), pod(1), pod(2)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const leases = three.map((p) => runs(p, v1));
+    const departing = v1.workloads['swarm-worker-2']!.jobs;
+    const stopping = [three[0]!, three[1]!, { ...three[2]!, ready: false, terminating: true }];
+    const v2 = configOf(written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods: stopping, leases })));
+    expect(v2.workloads['swarm-worker-2']).toBeUndefined();
+    const listed = Object.values(v2.workloads).flatMap((w) => w.jobs);
+    for (const job of departing) expect(listed).not.toContain(job);
+    expect(Object.values(v2.workloads).flatMap((w) => w.awaiting ?? []).sort()).toEqual([...departing].sort());
   });
 });
 
