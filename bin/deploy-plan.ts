@@ -146,6 +146,17 @@ export function isCrd(doc: Manifest): boolean {
   return doc.kind === 'CustomResourceDefinition';
 }
 
+/**
+ * kubectl failed because an admission webhook did not answer (Knative's, while
+ * its pods start or restart): retried, unlike a refusal, which is final.
+ */
+export function webhookUnavailable(stderr: string): boolean {
+  return /failed calling webhook/.test(stderr) && /connection refused|no endpoints available|context deadline exceeded|i\/o timeout|EOF|no route to host|connection reset/.test(stderr);
+}
+
+/** How long a step waits for an unanswering webhook: 24 tries, 5 s apart (2 minutes). */
+export const WEBHOOK_RETRY = { attempts: 24, delayMs: 5_000 } as const;
+
 /** One kubectl invocation; `stdin` is piped to it when present. */
 export interface Step {
   readonly say: string;

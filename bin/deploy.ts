@@ -5,15 +5,22 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { overrideImages, parseArgs, planSteps, splitDocuments, UsageError, type DeployOptions } from './deploy-plan.js';
+import { overrideImages, parseArgs, planSteps, splitDocuments, UsageError, WEBHOOK_RETRY, webhookUnavailable, type DeployOptions } from './deploy-plan.js';
 
 const repo = resolve(import.meta.dirname, '..');
 
+/** Runs kubectl; a step an admission webhook did not answer is tried again (every step is idempotent). */
 function kubectl(options: DeployOptions, args: readonly string[], stdin?: string): string {
-  const result = spawnSync(options.kubectl, args, { cwd: repo, input: stdin, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (result.error) throw new Error(`cannot run ${options.kubectl}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`kubectl ${args.filter((a) => a !== '-f' && a !== '-').join(' ')} failed:\n${result.stderr.trim()}`);
-  return result.stdout;
+  const what = `kubectl ${args.filter((a) => a !== '-f' && a !== '-').join(' ')}`;
+  for (let attempt = 1; ; attempt++) {
+    const result = spawnSync(options.kubectl, args, { cwd: repo, input: stdin, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (result.error) throw new Error(`cannot run ${options.kubectl}: ${result.error.message}`);
+    if (result.status === 0) return result.stdout;
+    const stderr = result.stderr.trim();
+    if (!webhookUnavailable(stderr) || attempt >= WEBHOOK_RETRY.attempts) throw new Error(`${what} failed:\n${stderr}`);
+    process.stdout.write(`  an admission webhook did not answer (try ${attempt}/${WEBHOOK_RETRY.attempts}); again in ${WEBHOOK_RETRY.delayMs / 1000} s: ${stderr.split('\n').at(-1)}\n`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WEBHOOK_RETRY.delayMs);
+  }
 }
 
 function render(options: DeployOptions, dir: string): ReturnType<typeof splitDocuments> {

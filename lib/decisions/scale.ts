@@ -13,7 +13,10 @@
 //    shrinks only once the survivors cover every job of the new config.
 //  - Scale-down, BreakBeforeMake: the StatefulSet shrinks first; the config
 //    keeps the departing workers until their pods are gone, then hands off.
-import type { Handoff } from '../api/types.js';
+//  - Before the StatefulSet exists: its workers are known from the Swarm
+//    alone, so the first config is written for them, and its pods start with
+//    their shares already there (awaitedStatefulSet).
+import { poolOf, type Handoff, type ValidSwarm } from '../api/types.js';
 import { toJob } from '../assignment/jobs.js';
 import { ordinalOf, workerIndex } from '../assignment/workers.js';
 import type { JobSpec } from '../assignment/types.js';
@@ -23,6 +26,20 @@ import { computeCoverage } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
 import { podsOfPool } from './workers.js';
 import type { RestartWorkspace } from './workspace.js';
+
+/**
+ * The StatefulSet a Swarm that owns its count is waiting for, as the Swarm
+ * declares it: `spec.replicas` workers from ordinal 0 (a StatefulSet that
+ * starts elsewhere renames them once it exists). Only for a first config (none
+ * written yet): one in force stays as it is until its pods can be observed.
+ * Undefined for a Swarm that follows its pool's count, or whose pool is a
+ * Deployment (its workers' names are its pods', unknown before they exist).
+ */
+export function awaitedStatefulSet(swarm: ValidSwarm, namespace: string, hasConfig: boolean): StatefulSetView | undefined {
+  const pool = poolOf(swarm.spec);
+  if (hasConfig || pool.kind !== 'StatefulSet' || swarm.spec.replicas === undefined) return undefined;
+  return { kind: 'StatefulSet', name: pool.name, namespace, uid: '', replicas: swarm.spec.replicas, labelSelector: '' };
+}
 
 export interface WorkerCountInput {
   /** spec.replicas; undefined: follow the StatefulSet. */

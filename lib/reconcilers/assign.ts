@@ -5,7 +5,7 @@
 import type { Swarm } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
-import { decideScale, type ScaleDecision } from '../decisions/scale.js';
+import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decisions/scale.js';
 import { KubeError } from '../kube/errors.js';
 import { CONFIG_REFRESH_ANNOTATION, isDeployment, type PoolView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
@@ -87,8 +87,26 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
 
   if (obs.problem || !obs.valid || !obs.statefulSet) {
     const problem = obs.problem ?? { reason: 'InvalidSpec' as const, message: 'unreadable Swarm' };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [] }));
-    return { ...none, result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked', reason: problem.reason, message: problem.message, ...(uid ? { swarmUid: uid } : {}) };
+    // A Swarm that owns its count names its workers before their StatefulSet
+    // exists: their first config is written now, so its pods start with their shares.
+    const awaited = problem.reason === 'StatefulSetNotFound' && obs.valid ? awaitedStatefulSet(obs.valid, key.namespace, !!obs.configMap) : undefined;
+    const ahead = awaited && obs.valid ? decideConfigMap({ swarm: obs.valid, statefulSet: awaited, configMap: undefined, pods: [], leases: [], now }) : undefined;
+    const first = ahead?.kind === 'converge' && ahead.write === 'create' ? ahead : undefined;
+    if (first) {
+      await env.kube.createConfigMap(first.configMap);
+      carry.writes += 1;
+      env.onConfigMapWrite?.();
+      carry.published = { changedWorkers: first.changedWorkers, moved: first.moves.length, swarmUid: uid ?? '', version: first.config.version };
+    }
+    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [], ...(first ? { config: first.config } : {}) }));
+    return {
+      ...none,
+      result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked',
+      reason: problem.reason,
+      message: problem.message,
+      ...(uid ? { swarmUid: uid } : {}),
+      ...(first ? { version: first.config.version, size: sizeOf(first.config) } : {}),
+    };
   }
 
   // Status judges coverage from the pods and their acknowledgements, so assign always reads them.

@@ -84,7 +84,8 @@ export async function observe(
     selectorSeen ? env.kube.listPods(key.namespace, selectorSeen) : undefined,
   ]);
   if (!statefulSet) {
-    return { swarm, valid, problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
+    // The ConfigMap too: assign may write the first config before the StatefulSet exists.
+    return { swarm, valid, ...(configMap ? { configMap } : {}), problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
   }
   const pods = !leases ? undefined : podsBySelectorSeen && selectorSeen === statefulSet.labelSelector ? podsBySelectorSeen : await listWorkerPods(env, statefulSet);
   const workers = leases && pods ? { pods, leases } : undefined;

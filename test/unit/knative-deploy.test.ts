@@ -8,6 +8,7 @@ import {
   resyncPingFor,
   splitDocuments,
   UsageError,
+  webhookUnavailable,
   type Manifest,
 } from '../../bin/deploy-plan.js';
 
@@ -153,5 +154,20 @@ describe('bindNamespace', () => {
     const [binding] = bindNamespace(bindings, 'team-b');
     expect(binding?.metadata?.namespace).toBe('team-b');
     expect((binding?.subjects as { namespace: string }[])[0]?.namespace).toBe('swarm-system');
+  });
+});
+
+describe('webhookUnavailable', () => {
+  it('retries a step an admission webhook did not answer (Knative starting), never a refusal', () => {
+    // As seen while Knative Eventing's webhook pod was starting.
+    const refused =
+      'Error from server (InternalError): error when deleting "STDIN": Internal error occurred: failed calling webhook "validation.webhook.eventing.knative.dev": failed to call webhook: Post "https://eventing-webhook.knative-eventing.svc:443/resource-validation?timeout=10s": dial tcp 10.96.165.207:443: connect: connection refused';
+    expect(webhookUnavailable(refused)).toBe(true);
+    expect(webhookUnavailable('Internal error occurred: failed calling webhook "webhook.serving.knative.dev": failed to call webhook: Post "https://webhook.knative-serving.svc:443/?timeout=10s": no endpoints available for service "webhook"')).toBe(true);
+    expect(webhookUnavailable('Internal error occurred: failed calling webhook "x": failed to call webhook: Post "https://x:443": context deadline exceeded')).toBe(true);
+    // The webhook answered: a denial is final.
+    expect(webhookUnavailable('Error from server (BadRequest): admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed: expected exactly one, got both')).toBe(false);
+    expect(webhookUnavailable('error: unable to recognize "STDIN": no matches for kind "Service" in version "serving.knative.dev/v1"')).toBe(false);
+    expect(webhookUnavailable('The connection to the server 127.0.0.1:6443 was refused')).toBe(false);
   });
 });

@@ -265,6 +265,44 @@ describe('assign owns the worker count (spec.replicas)', () => {
     expect(configIn(kube).version).toBe(1);
   });
 
+  it('before its StatefulSet exists: the first config is written for spec.replicas workers, and the pods created then find their shares', async () => {
+    const { kube, env } = stubWorld(0, { replicas: 2 });
+    kube.statefulSets.delete(`ns/${STS}`);
+    const outcome = await reconcileAssign(env, key);
+    expect(outcome).toMatchObject({ result: 'blocked', reason: 'StatefulSetNotFound', version: 1 });
+    expect(ops(kube)).toEqual(['createConfigMap']);
+    const first = configIn(kube);
+    expect(Object.keys(first.workloads)).toEqual(workerNames(STS, 2));
+    expect(Object.values(first.workloads).flatMap((w) => w.jobs).sort()).toEqual([...seedStreams].sort());
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Pending', version: 1 });
+    // A repeat writes nothing; the StatefulSet created at the same size finds its config in force.
+    kube.writes = [];
+    await reconcileAssign(env, key);
+    kube.setStatefulSet('ns', STS, 2);
+    controller(kube);
+    await settle(kube, env);
+    expect(ops(kube)).toEqual([]);
+    expect(configIn(kube)).toEqual(first);
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', version: 1, readyReplicas: 2 });
+  });
+
+  it('before its StatefulSet exists: nothing is written without spec.replicas, or over a config already in force', async () => {
+    const follows = stubWorld(0);
+    follows.kube.statefulSets.delete(`ns/${STS}`);
+    await reconcileAssign(follows.env, key);
+    expect(ops(follows.kube)).toEqual([]);
+
+    const { kube, env } = stubWorld(2, { replicas: 2 });
+    await reconcileAssign(env, key);
+    const inForce = configIn(kube);
+    kube.statefulSets.delete(`ns/${STS}`);
+    setDesired(kube, 3);
+    kube.writes = [];
+    await reconcileAssign(env, key);
+    expect(ops(kube)).toEqual([]);
+    expect(configIn(kube)).toEqual(inForce);
+  });
+
   it('without spec.replicas, follows the StatefulSet and never resizes it', async () => {
     const { kube, env } = stubWorld(2);
     await reconcileAssign(env, key);
