@@ -137,10 +137,12 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
 
   const results: StepResult[] = [];
   let statusVersion = 0;
-  const step = async (name: string, replicas: number, act: () => Promise<void>): Promise<void> => {
+  /** `first`: the pool's creation, which any config ends (one written before the command included). */
+  const step = async (name: string, replicas: number, act: () => Promise<void>, first = false): Promise<void> => {
     const r = recorder;
     const deletedBefore = new Set([...r.pods.values()].filter((p) => p.deletedAt !== undefined).map((p) => p.uid));
-    const versionBefore = (await workerConfig())?.version ?? -1;
+    const before = await workerConfig();
+    const versionBefore = first ? -1 : (before?.version ?? -1);
     const pods = podNames(replicas);
     const from = Date.now();
     progress(`${label}: ${name}`);
@@ -182,7 +184,8 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
     const deleted = [...r.pods.values()].filter((p) => p.deletedAt !== undefined && !deletedBefore.has(p.uid));
     const ordinal = (pod: string) => Number(pod.slice(pod.lastIndexOf('-') + 1));
     const defects = last ? assignmentDefects(last.assignment, seedStreams) : undefined;
-    const writtenAt = last ? firstSeen.get(last.version) : undefined;
+    // A config in force before the command was written at 0 s, as far as the step is concerned.
+    const writtenAt = !last ? undefined : before?.version === last.version ? from : firstSeen.get(last.version);
     const result: StepResult = {
       step: name,
       replicas,
@@ -210,7 +213,7 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
   };
 
   await system.configure();
-  await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start());
+  await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start(), true);
   let replicas = START_REPLICAS;
   for (const next of SCALES) {
     await step(`${replicas}→${next}`, next, () => system.scale(next));
@@ -381,7 +384,7 @@ function peerSection(runs: readonly Run[]): string[] {
 
 const machine = realNodeMachine();
 const measures =
-  "Per step, over the window from the command until the workers' own reports show them running what the ConfigMap assigns at a newer version, each of the new replica count's pods its share, in a state that then holds for 25 s (a system may still act after the workers first agree: the original deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick, when hot-reloading workers may already run the new share); the window ends where that final state began (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *config written*: the ConfigMap held the version the step ended at; *status converged* (Swarm): the Swarm said Running at the new version with every pod Ready (the step waits for it too); *workers converged*: what the workers themselves ran agreed with the ConfigMap; *assigned to none / to two+ at rest*: jobs the final ConfigMap gives no worker or several (for an exact assignment, 0 / 0, and converged means every job run exactly once). A pod that died without stop lines ends at its container's terminated time. One run per setting: the numbers move by seconds from run to run with the machine's load and the kubelet's timing.";
+  "Per step, over the window from the command until the workers' own reports show them running what the ConfigMap assigns at a newer version (the first step: at any version), each of the new replica count's pods its share, in a state that then holds for 25 s (a system may still act after the workers first agree: the original deletes its old workers 4 s × (1 + ordinal) after its 5 s conciliation tick, when hot-reloading workers may already run the new share); the window ends where that final state began (capped at 240 s): *uncovered job-s* = Σ over jobs of the seconds no worker reported running it; *duplicate job-s* = Σ of the seconds two or more did; from the workers' job.started/job.stopped log lines (examples/worker/README.md), read by test/support/coverage-recorder. *config written*: the ConfigMap held the version the step ended at (0.0: before the command, as a Swarm that owns its count has it before its StatefulSet exists); *status converged* (Swarm): the Swarm said Running at the new version with every pod Ready (the step waits for it too); *workers converged*: what the workers themselves ran agreed with the ConfigMap; *assigned to none / to two+ at rest*: jobs the final ConfigMap gives no worker or several (for an exact assignment, 0 / 0, and converged means every job run exactly once). A pod that died without stop lines ends at its container's terminated time. One run per setting: the numbers move by seconds from run to run with the machine's load and the kubelet's timing.";
 
 const started = Date.now();
 const tree = measuredTree();
