@@ -1,15 +1,17 @@
-// Make-before-break on the way out: a pod asked to stop (SIGTERM) that leaves
-// the pool keeps running its jobs until the config gives it none, which the
-// assign function publishes only once the workers taking them over acknowledge
-// them (lib/decisions/handoff.ts). In a Deployment every stopped pod leaves (a
+// Make-before-break on the way out: a pod asked to stop (SIGTERM) keeps running
+// its jobs until the config gives it none, which the assign function publishes
+// only once the workers taking them over acknowledge them
+// (lib/decisions/handoff.ts). In a Deployment every stopped pod leaves (a
 // scale-down, a rolling update, a pod deleted by hand: its replacement has
-// another name). In a StatefulSet only a pod past the StatefulSet's replicas
-// leaves (`kubectl scale sts` down); one replaced under its own name (a
-// rolling update, a deletion) keeps its share for its replacement, so waiting
-// would only hold the replacement back. The config is read from the API while
-// waiting: the kubelet may stop refreshing a terminating pod's ConfigMap
-// volume. The pod's terminationGracePeriodSeconds bounds the wait.
+// another name). In a StatefulSet a pod past the StatefulSet's replicas leaves
+// (`kubectl scale sts` down); one within them is replaced under its own name
+// (a rolling update, a deletion, an eviction) and waits only while the
+// ConfigMap says Swarm hands its jobs to its peers first (HANDOVER_ANNOTATION:
+// otherwise waiting would only hold its replacement back). The config is read
+// from the API while waiting: the kubelet may stop refreshing a terminating
+// pod's ConfigMap volume. The pod's terminationGracePeriodSeconds bounds the wait.
 import type * as k8s from '@kubernetes/client-node';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE } from '../../lib/workerconfig/handover.js';
 import { lazyApi } from './acknowledge.js';
 import type { WorkloadsView } from './share.js';
 
@@ -26,12 +28,19 @@ export function holdsJobs(text: string | undefined, pod: string, parse: (text: s
   }
 }
 
-/** Reads `key` of ConfigMap `name` (undefined when it, or the key, is missing). */
-export function configMapReader(namespace: string, name: string, key: string, kc?: k8s.KubeConfig): () => Promise<string | undefined> {
+/** The worker ConfigMap as a stopping pod reads it: its config text and whether Swarm hands a stopping worker's jobs over. */
+export interface ConfigMapRead {
+  /** `key`'s text; undefined when the key is missing. */
+  text: string | undefined;
+  handover: boolean;
+}
+
+/** Reads ConfigMap `name` (undefined when it is gone). */
+export function configMapReader(namespace: string, name: string, key: string, kc?: k8s.KubeConfig): () => Promise<ConfigMapRead | undefined> {
   const api = lazyApi((client, config) => config.makeApiClient(client.CoreV1Api), kc);
   return async () =>
     (await api()).readNamespacedConfigMap({ namespace, name }).then(
-      (cm) => cm.data?.[key],
+      (cm) => ({ text: cm.data?.[key], handover: cm.metadata?.annotations?.[HANDOVER_ANNOTATION] === HANDOVER_VALUE }),
       (err: unknown) => {
         if ((err as { code?: unknown }).code === 404) return undefined;
         throw err;
@@ -46,12 +55,16 @@ export interface StatefulSetRange {
 }
 
 /**
- * A StatefulSet pod told to stop drains when it leaves a pool that goes on:
- * its ordinal is outside the StatefulSet's range. Within it, it is replaced
- * under its own name; with the StatefulSet gone (undefined), nobody takes over.
+ * How a pod told to stop leaves: `leaving` a pool that goes on (a Deployment's
+ * pod, a StatefulSet pod past the replicas), `replaced` under its own name (a
+ * StatefulSet pod within them), or `ended` (its StatefulSet is gone: nobody takes over).
  */
-export function drainsOnStop(ordinal: number, range: StatefulSetRange | undefined): boolean {
-  return !!range && (ordinal < range.start || ordinal >= range.start + range.replicas);
+export type Departure = 'leaving' | 'replaced' | 'ended';
+
+/** A StatefulSet pod's departure, from its ordinal and its StatefulSet's range (undefined: the StatefulSet is gone). */
+export function departureOf(ordinal: number, range: StatefulSetRange | undefined): Departure {
+  if (!range) return 'ended';
+  return ordinal < range.start || ordinal >= range.start + range.replicas ? 'leaving' : 'replaced';
 }
 
 /** Reads StatefulSet `name`'s range (undefined when it is gone). */
@@ -69,32 +82,34 @@ export function statefulSetReader(namespace: string, name: string, kc?: k8s.Kube
 
 export interface DrainOptions {
   pod: string;
-  read: () => Promise<string | undefined>;
+  read: () => Promise<ConfigMapRead | undefined>;
   parse: (text: string) => WorkloadsView;
   intervalMs?: number;
   /** Each failed read (the wait goes on). */
   onError?: (err: unknown) => void;
-  /**
-   * Asked each round before the config (a StatefulSet pod): false once the
-   * pod no longer leaves (its StatefulSet grew back over it: its replacement,
-   * of the same name, waits for it to stop).
-   */
-  stillLeaving?: () => Promise<boolean>;
+  /** Asked each round before the config (a StatefulSet pod; unset: `leaving`, a Deployment's pod). */
+  departure?: () => Promise<Departure>;
+}
+
+/** A stopping pod waits on this read of the ConfigMap: it still has jobs there, and they are handed over before it stops. */
+export function waitsOn(read: ConfigMapRead | undefined, departure: Departure, pod: string, parse: (text: string) => WorkloadsView): boolean {
+  if (departure === 'ended' || !holdsJobs(read?.text, pod, parse)) return false;
+  return departure === 'leaving' || read!.handover;
 }
 
 /**
- * Resolves once the config read from the API gives this pod no jobs, once the
- * pod no longer leaves (stillLeaving), or once it may no longer read (401/403:
- * its ServiceAccount or Role is gone, as when its namespace is deleted).
+ * Resolves once the config read from the API gives this pod no jobs, once
+ * nobody will take them over (a replaced pod with no handover, a StatefulSet
+ * gone), or once it may no longer read (401/403: its ServiceAccount or Role is
+ * gone, as when its namespace is deleted).
  */
 export async function waitUntilReleased(options: DrainOptions): Promise<void> {
   const interval = options.intervalMs ?? 500;
   for (;;) {
-    let text: string | undefined;
     try {
-      if (options.stillLeaving && !(await options.stillLeaving())) return;
-      text = await options.read();
-      if (!holdsJobs(text, options.pod, options.parse)) return;
+      const departure = options.departure ? await options.departure() : 'leaving';
+      if (departure === 'ended') return;
+      if (!waitsOn(await options.read(), departure, options.pod, options.parse)) return;
     } catch (err) {
       options.onError?.(err);
       const code = (err as { code?: unknown }).code;

@@ -6,9 +6,10 @@
 // Once it has started its jobs it acknowledges them in its Lease
 // (acknowledge.ts) when it runs in a cluster with POD_UID and a token.
 //
-// A pod leaving the pool does not stop at once on SIGTERM: with DRAIN_CONFIGMAP
+// A pod asked to stop does not stop at once on SIGTERM: with DRAIN_CONFIGMAP
 // set it keeps its jobs until the config gives it none (drain.ts); in a
-// StatefulSet (DRAIN_STATEFULSET) only when its ordinal is past the replicas.
+// StatefulSet (DRAIN_STATEFULSET) a pod replaced under its own name does so
+// only while the ConfigMap says Swarm hands its jobs over first.
 //
 // env: POD_NAME (downward API metadata.name, required), POD_UID (downward API
 // metadata.uid, optional: tells the recorder which incarnation of the pod
@@ -17,13 +18,13 @@
 // LOG_LEVEL (default info), SWARM_POOL (the pool's name for its Lease's label,
 // from the pod's k8slab.info/swarm label; default: parsed from a StatefulSet pod's
 // name), DRAIN_CONFIGMAP (the ConfigMap to wait on at SIGTERM; unset: stop at once),
-// DRAIN_STATEFULSET (the pod's StatefulSet: drain only when leaving it).
+// DRAIN_STATEFULSET (the pod's StatefulSet: whether it leaves it or is replaced).
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { ordinalOf } from '../../lib/assignment/workers.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { basename } from 'node:path';
 import { createAcknowledger, podNamespace, type Acknowledged } from './acknowledge.js';
-import { configMapReader, drainsOnStop, statefulSetReader, waitUntilReleased } from './drain.js';
+import { configMapReader, departureOf, statefulSetReader, waitUntilReleased, type Departure } from './drain.js';
 import { lifecycleReport, transitionReports, type Report, type Reporter } from './report.js';
 import { createWorkerServer } from './server.js';
 import { INITIAL_STATE, nextState, stopAll, type Transition, type WorkerState } from './state.js';
@@ -122,22 +123,22 @@ function shutdown(signal: string): void {
   // Keep-alive connections (probes) must not hold the exit past the grace period.
   server.closeAllConnections();
 }
-/** SIGTERM for a pod leaving its pool: the jobs run on until they are handed over (drain.ts), then the worker stops. */
-function drainThenShutdown(configMap: string, ns: string, stillLeaving?: () => Promise<boolean>): void {
+/** SIGTERM for a pod whose jobs are handed over: they run on until they are (drain.ts), then the worker stops. */
+function drainThenShutdown(configMap: string, ns: string, departure?: () => Promise<Departure>): void {
   log.info({ configMap }, 'stopping once my jobs are handed over');
   const read = configMapReader(ns, configMap, basename(configPath));
   const onError = (err: unknown) => log.warn({ err }, 'reading the config to drain failed');
-  waitUntilReleased({ pod: podName!, read, parse, onError, ...(stillLeaving ? { stillLeaving } : {}) }).then(
+  waitUntilReleased({ pod: podName!, read, parse, onError, ...(departure ? { departure } : {}) }).then(
     () => shutdown('SIGTERM'),
     () => shutdown('SIGTERM'),
   );
 }
 
-/** A StatefulSet pod leaves while its ordinal is past the replicas (drain.ts drainsOnStop). */
-function leavingStatefulSet(statefulSet: string, ns: string): () => Promise<boolean> {
+/** A StatefulSet pod's departure, read now (drain.ts departureOf). */
+function statefulSetDeparture(statefulSet: string, ns: string): () => Promise<Departure> {
   const ordinal = ordinalOf(statefulSet, podName!);
   const read = statefulSetReader(ns, statefulSet);
-  return async () => ordinal === undefined || drainsOnStop(ordinal, await read());
+  return async () => (ordinal === undefined ? 'leaving' : departureOf(ordinal, await read()));
 }
 
 const drainConfigMap = process.env.DRAIN_CONFIGMAP;
@@ -145,17 +146,17 @@ const drainStatefulSet = process.env.DRAIN_STATEFULSET;
 process.once('SIGTERM', () => {
   if (!drainConfigMap || !namespace) return shutdown('SIGTERM');
   if (!drainStatefulSet) return drainThenShutdown(drainConfigMap, namespace);
-  const leaving = leavingStatefulSet(drainStatefulSet, namespace);
+  const departure = statefulSetDeparture(drainStatefulSet, namespace);
   // Unreadable now: drain, and let the wait's own rounds decide.
-  void leaving().then(
-    (yes) => {
-      if (yes) return drainThenShutdown(drainConfigMap, namespace, leaving);
-      log.info({ statefulSet: drainStatefulSet }, 'not leaving a pool that goes on (replaced under my own name, or the StatefulSet is gone): stopping at once');
+  void departure().then(
+    (how) => {
+      if (how !== 'ended') return drainThenShutdown(drainConfigMap, namespace, departure);
+      log.info({ statefulSet: drainStatefulSet }, 'the StatefulSet is gone, nobody takes over: stopping at once');
       shutdown('SIGTERM');
     },
     (err: unknown) => {
       log.warn({ err, statefulSet: drainStatefulSet }, 'reading the StatefulSet failed; draining');
-      drainThenShutdown(drainConfigMap, namespace, leaving);
+      drainThenShutdown(drainConfigMap, namespace, departure);
     },
   );
 });

@@ -9,12 +9,12 @@ import { assign } from '../assignment/index.js';
 import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
-import { SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
 import { deploymentWorkers, inheritShares, workerIndex, type DeploymentWorkers } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
-import { stageHandoff } from './handoff.js';
+import { inCustody, stageHandoff } from './handoff.js';
 import { unverifiable, type WrittenAt } from './coverage.js';
 import { workerCount } from './scale.js';
 import {
@@ -172,23 +172,22 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // config in force gives jobs may still run them: a StatefulSet shrunk by hand
   // (`kubectl scale sts`) still has its departing pods until they stop.
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
-  const staged =
-    spec.restart.policy === 'None'
-      ? stageHandoff({
-          handoff: spec.restart.handoff,
-          previous,
-          target: result.assignment,
-          facts: workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }),
-        })
-      : { jobs: result.assignment, marks: {} };
+  const reloading = spec.restart.policy === 'None';
+  const held = reloading ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
+  // A StatefulSet pod replaced under its own name hands its jobs to its peers first (handoff.ts inCustody).
+  const custody = held && !pool && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held) : undefined;
+  const target = custody?.target ?? result.assignment;
+  const staged = held ? stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held }) : { jobs: target, marks: {} };
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
-  const plan = changed ? diff(previousAssignment ?? {}, result.assignment) : undefined;
+  const plan = changed ? diff(previousAssignment ?? {}, target) : undefined;
   // A handoff's later stage publishes no new owner: the last change stays the one that moved jobs.
   const moved = plan && (plan.moves.length > 0 || plan.addedWorkers.length > 0 || plan.removedWorkers.length > 0);
 
   let annotations = { ...(configMap?.annotations ?? {}) };
+  if (custody?.handover) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
+  else delete annotations[HANDOVER_ANNOTATION];
   // Judged against the shares being written: what each live pod acknowledges.
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);

@@ -44,6 +44,40 @@ function caughtUp(facts: WorkerFacts): boolean {
   return isServing(facts.pod);
 }
 
+/** Who owns what while replaced workers are in custody, and whether every one of them has a custodian. */
+export interface Custody {
+  target: Assignment;
+  /** Every worker being replaced has a serving peer to hand its jobs to (the pool's HANDOVER_ANNOTATION). */
+  handover: boolean;
+}
+
+/**
+ * Make-before-break for a worker replaced under its own name (a StatefulSet
+ * pod deleted, evicted or rolled): while its pod terminates, the jobs the
+ * target gives it go to serving peers (to the one already publishing a job,
+ * else the least loaded), so the handoff stages them there before the pod
+ * stops (it waits for its share to empty: HANDOVER_ANNOTATION). Once the pod
+ * is gone the assigner gives its worker a share again, handed to the
+ * replacement the same way. No serving peer: nothing to hand to, the
+ * assignment stands and `handover` is false (the pod stops at once).
+ */
+export function inCustody(target: Assignment, previous: WorkerConfig | undefined, facts: (worker: string) => WorkerFacts): Custody {
+  const workers = Object.keys(target);
+  const replaced = workers.filter((w) => facts(w).pod?.terminating && target[w]!.length > 0);
+  if (replaced.length === 0) return { target, handover: true };
+  const custodians = workers.filter((w) => isServing(facts(w).pod));
+  if (custodians.length === 0) return { target, handover: false };
+  const holder = new Map<string, string>();
+  for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
+  const next: Record<string, string[]> = Object.fromEntries(workers.map((w) => [w, [...target[w]!]]));
+  const leastLoaded = () => custodians.reduce((a, b) => (next[b]!.length < next[a]!.length ? b : a));
+  for (const w of replaced) {
+    for (const job of target[w]!) next[holder.get(job) ?? leastLoaded()]!.push(job);
+    next[w] = [];
+  }
+  return { target: next, handover: true };
+}
+
 export function stageHandoff(input: HandoffInput): StagedHandoff {
   const { previous, target } = input;
   if (!previous) return { jobs: target, marks: {} };

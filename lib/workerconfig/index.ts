@@ -4,3 +4,4 @@ export { parse, WorkerConfigError } from './parse.js';
 export { assignmentOf, nextConfig, type HandoffMarks } from './versions.js';
 export { jobsDigest } from './digest.js';
 export * from './acknowledgement.js';
+export { HANDOVER_ANNOTATION, HANDOVER_VALUE } from './handover.js';

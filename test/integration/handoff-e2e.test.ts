@@ -13,8 +13,9 @@
 // the end, the handoffs staged in the ConfigMap (`releasing` for
 // make-before-break, `awaiting` for break-before-make), no pod replaced or
 // restarted, and status never Ready while a job had no acknowledged owner.
-// One last step shrinks the StatefulSet by hand (no spec.replicas): its leaving
-// pods drain (the sample's DRAIN_STATEFULSET) while the survivor takes over.
+// The last steps, with the StatefulSet's own count (no spec.replicas), delete a
+// pod, roll the StatefulSet and shrink it by hand: a stopping pod drains (the
+// sample's DRAIN_STATEFULSET) while its peers take its jobs over.
 // The access-loss step also asserts that the dead-letter Service logged no
 // event of this namespace that a function was to receive.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -232,9 +233,26 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     expect(staged.awaiting).toBeGreaterThan(0);
   });
 
-  it('kubectl scale sts 3 → 1 without spec.replicas: the leaving pods drain, running their jobs until the survivor acknowledges them: zero uncovered job-seconds', async () => {
+  it('a worker pod deleted at rest: its peers take its jobs before it stops, its replacement takes a share back: zero uncovered job-seconds', async () => {
     // The Swarm follows the StatefulSet's own count again, make-before-break (not measured).
     await step(() => kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'None' })), 3, jobs);
+    const { report, restarted, explain, staged } = await step(() => core.deleteNamespacedPod({ namespace: NS, name: 'swarm-worker-1' }), 3, jobs);
+    if (report.gaps.length > 0) explain();
+    expect({ gaps: report.gaps, restarted }).toEqual({ gaps: [], restarted: ['swarm-worker-1'] });
+    // Staged in the ConfigMap: the stopping pod's jobs kept on it (`releasing`) until its peers ran them, then handed back the same way.
+    expect(staged.releasing).toBeGreaterThan(0);
+  });
+
+  it('kubectl rollout restart sts: every pod replaced in turn, each handing its jobs over first: zero uncovered job-seconds', async () => {
+    const { report, restarted, explain } = await step(async () => {
+      await kubectl(kubeconfig, ['-n', NS, 'rollout', 'restart', 'sts/swarm-worker']);
+      await kubectl(kubeconfig, ['-n', NS, 'rollout', 'status', 'sts/swarm-worker', '--timeout=240s']);
+    }, 3, jobs);
+    if (report.gaps.length > 0) explain();
+    expect({ gaps: report.gaps, restarted: [...restarted].sort() }).toEqual({ gaps: [], restarted: ['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2'] });
+  });
+
+  it('kubectl scale sts 3 → 1 without spec.replicas: the leaving pods drain, running their jobs until the survivor acknowledges them: zero uncovered job-seconds', async () => {
     const { report, restarted, explain, staged } = await step(() => kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '1']), 1, jobs);
     if (report.gaps.length > 0) explain();
     expect({ gaps: report.gaps, restarted }).toEqual({ gaps: [], restarted: [] });

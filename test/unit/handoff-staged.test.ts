@@ -8,7 +8,7 @@ import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
 import type { LeaseView, PodView } from '../../lib/kube/types.js';
-import { assignmentOf, parse, render, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE, assignmentOf, parse, render, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
 import { acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
 
@@ -154,6 +154,73 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     // A departing pod already gone holds nothing: its jobs are not held back for it.
     const gone = configOf(written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: cm, pods: [four[0]!], leases })));
     expect(Object.keys(gone.workloads)).toEqual(['swarm-worker-0']);
+  });
+
+  it('a pod replaced under its own name (deleted, evicted, rolled): its peers take its jobs before it stops, and its replacement takes a share back the same way', () => {
+    const three = [pod(0), pod(1), pod(2)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const leases = three.map((p) => runs(p, v1));
+    // At rest the pool is told that a stopping worker's jobs are handed over: it waits for that.
+    expect(cm.annotations[HANDOVER_ANNOTATION]).toBe(HANDOVER_VALUE);
+    const mine = v1.workloads['swarm-worker-1']!.jobs;
+
+    // Pod 1 is deleted (it stays within the StatefulSet's replicas: a pod of the same name will replace it).
+    const stopping = [three[0]!, { ...three[1]!, ready: false, terminating: true }, three[2]!];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: stopping, leases }));
+    const v2 = configOf(stage1);
+    expect(v2.workloads['swarm-worker-1']).toMatchObject({ jobs: mine, releasing: mine });
+    const custody = [...v2.workloads['swarm-worker-0']!.jobs, ...v2.workloads['swarm-worker-2']!.jobs];
+    expect(mine.every((j) => custody.includes(j))).toBe(true);
+    // Spread over both peers, least loaded first.
+    expect([assignmentOf(v2)['swarm-worker-0']!.length, assignmentOf(v2)['swarm-worker-2']!.length].sort()).toEqual([4, 5]);
+    expect(stage1.annotations[HANDOVER_ANNOTATION]).toBe(HANDOVER_VALUE);
+    // Until the peers acknowledge, nothing more happens.
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: stopping, leases })).write).toBe('none');
+
+    // The peers run them: the stopping pod's share empties, and it may stop.
+    const custodians = [runs(three[0]!, v2), leases[1]!, runs(three[2]!, v2)];
+    expect(uncovered(jobs, v2, stopping, custodians)).toEqual([]);
+    const stage2 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: stopping, leases: custodians }));
+    const v3 = configOf(stage2);
+    expect(v3.workloads['swarm-worker-1']).toMatchObject({ jobs: [], released: mine });
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: stopping, leases: custodians })).write).toBe('none');
+
+    // Gone: worker 1 gets a share again, published at once (its replacement may mount it), while its peers keep theirs (releasing) until the replacement runs it.
+    const gone = [three[0]!, three[2]!];
+    const stage3 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: gone, leases: custodians }));
+    const v4 = configOf(stage3);
+    const back = v4.workloads['swarm-worker-1']!.jobs;
+    expect(back).toHaveLength(3);
+    const held = [...(v4.workloads['swarm-worker-0']!.releasing ?? []), ...(v4.workloads['swarm-worker-2']!.releasing ?? [])];
+    expect([...held].sort()).toEqual([...back].sort());
+    expect(uncovered(jobs, v4, gone, custodians)).toEqual([]);
+
+    // The replacement runs its share: the peers let go, three shares of three.
+    const replacement = { ...pod(1), uid: 'pod-1-replacement' };
+    const all = [three[0]!, replacement, three[2]!];
+    const stage4 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage3, pods: all, leases: [runs(three[0]!, v4), runs(replacement, v4), runs(three[2]!, v4)] }));
+    expect(Object.values(assignmentOf(configOf(stage4))).map((j) => j.length)).toEqual([3, 3, 3]);
+    expect(Object.values(configOf(stage4).workloads).every((w) => !w.releasing)).toBe(true);
+  });
+
+  it('a replaced pod with no serving peer keeps its share, and the pool is told it is not handed over (the pod stops at once)', () => {
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const alone = [{ ...pod(0), ready: false, terminating: true }];
+    const decision = converge(decideConfigMap({ swarm, statefulSet: sts(1), configMap: cm, pods: alone, leases: [runs(pod(0), v1)] }));
+    expect(decision.configMap.annotations[HANDOVER_ANNOTATION]).toBeUndefined();
+    expect(configOf(decision.configMap)).toEqual(v1);
+  });
+
+  it('policy Restart and break-before-make do not hand over a stopping worker\'s jobs', () => {
+    for (const restart of [{ policy: 'Restart' as const }, { policy: 'None' as const, handoff: 'BreakBeforeMake' as const }]) {
+      const s = validSwarm(swarmOf({ jobs, restart }));
+      const cm = written(decideConfigMap({ swarm: s, statefulSet: sts(2), configMap: undefined, pods: [] }));
+      expect(cm.annotations[HANDOVER_ANNOTATION]).toBeUndefined();
+      const stopping = [pod(0), { ...pod(1), ready: false, terminating: true }];
+      expect(configOf(converge(decideConfigMap({ swarm: s, statefulSet: sts(2), configMap: cm, pods: stopping, leases: stopping.map((p) => runs(p, configOf(cm))) })).configMap)).toEqual(configOf(cm));
+    }
   });
 });
 
