@@ -124,7 +124,7 @@ const body = [
   '',
   ...poolsTable(measured.costs),
   '',
-  "Reading it: a Deployment pool trades moves for coverage — a replaced pod's share moves once, to its replacement, while the old pod still runs it (make-before-break: duplicate seconds, no uncovered ones); a StatefulSet pool keeps every job on its worker's name, so a replaced pod's jobs wait for the new pod of the same name (uncovered for its restart, never duplicated). Scaling costs about the same on both (the lower bound; a Deployment's scale-down victims are its own choice). One run: the seconds move with the machine's load and the kubelet's timing; the zeros and the job starts are the stable part.",
+  "Reading it: neither pool leaves a job uncovered when a pod is replaced; they pay in moves. A Deployment's replaced pod hands its share once, to its replacement (a new name), while it still runs it. A StatefulSet's replacement has the old pod's name and is created only once the old pod is gone, so its jobs go twice: to serving peers while the old pod terminates, then to the replacement (about twice the job starts, and the duplicate seconds of both handoffs, make-before-break). Scaling costs about the same on both (the lower bound; a Deployment's scale-down victims are its own choice). One run: the seconds move with the machine's load and the kubelet's timing; the zeros and the job starts are the stable part.",
 ].join('\n');
 
 const file = new URL('RESULTS.md', import.meta.url);
