@@ -172,8 +172,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // config in force gives jobs may still run them: a StatefulSet shrunk by hand
   // (`kubectl scale sts`) still has its departing pods until they stop.
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
-  const reloading = spec.restart.policy === 'None';
-  const held = reloading ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
+  const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
   // A StatefulSet pod replaced under its own name hands its jobs to its peers first (handoff.ts inCustody).
   const custody = held && !pool && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held) : undefined;
   const target = custody?.target ?? result.assignment;
