@@ -11,6 +11,7 @@
 // from the API while waiting: the kubelet may stop refreshing a terminating
 // pod's ConfigMap volume. The pod's terminationGracePeriodSeconds bounds the wait.
 import type * as k8s from '@kubernetes/client-node';
+import { workerIndex } from '../../lib/assignment/workers.js';
 import { HANDOVER_ANNOTATION, HANDOVER_VALUE } from '../../lib/workerconfig/handover.js';
 import { lazyApi } from './acknowledge.js';
 import type { WorkloadsView } from './share.js';
@@ -61,10 +62,10 @@ export interface StatefulSetRange {
  */
 export type Departure = 'leaving' | 'replaced' | 'ended';
 
-/** A StatefulSet pod's departure, from its ordinal and its StatefulSet's range (undefined: the StatefulSet is gone). */
-export function departureOf(ordinal: number, range: StatefulSetRange | undefined): Departure {
+/** A StatefulSet pod's departure, from its name and its StatefulSet's range (undefined: the StatefulSet is gone). */
+export function departureOf(statefulSet: string, pod: string, range: StatefulSetRange | undefined): Departure {
   if (!range) return 'ended';
-  return ordinal < range.start || ordinal >= range.start + range.replicas ? 'leaving' : 'replaced';
+  return workerIndex(statefulSet, pod, range.replicas, range.start) === undefined ? 'leaving' : 'replaced';
 }
 
 /** Reads StatefulSet `name`'s range (undefined when it is gone). */

@@ -20,7 +20,6 @@
 // name), DRAIN_CONFIGMAP (the ConfigMap to wait on at SIGTERM; unset: stop at once),
 // DRAIN_STATEFULSET (the pod's StatefulSet: whether it leaves it or is replaced).
 import { destination, pino, stdTimeFunctions } from 'pino';
-import { ordinalOf } from '../../lib/assignment/workers.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { basename } from 'node:path';
 import { createAcknowledger, podNamespace, type Acknowledged } from './acknowledge.js';
@@ -136,9 +135,8 @@ function drainThenShutdown(configMap: string, ns: string, departure?: () => Prom
 
 /** A StatefulSet pod's departure, read now (drain.ts departureOf). */
 function statefulSetDeparture(statefulSet: string, ns: string): () => Promise<Departure> {
-  const ordinal = ordinalOf(statefulSet, podName!);
   const read = statefulSetReader(ns, statefulSet);
-  return async () => (ordinal === undefined ? 'leaving' : departureOf(ordinal, await read()));
+  return async () => departureOf(statefulSet, podName!, await read());
 }
 
 const drainConfigMap = process.env.DRAIN_CONFIGMAP;

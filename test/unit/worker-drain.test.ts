@@ -7,17 +7,17 @@ import { parse } from '../../lib/workerconfig/index.js';
 
 describe('departureOf', () => {
   it('a pod past the replicas leaves (kubectl scale sts down); one within them is replaced under its name (a rolling update, a deletion)', () => {
-    expect(departureOf(3, { start: 0, replicas: 1 })).toBe('leaving');
-    expect(departureOf(1, { start: 0, replicas: 1 })).toBe('leaving');
-    expect(departureOf(0, { start: 0, replicas: 1 })).toBe('replaced');
-    expect(departureOf(2, { start: 0, replicas: 3 })).toBe('replaced');
+    expect(departureOf('w', 'w-3', { start: 0, replicas: 1 })).toBe('leaving');
+    expect(departureOf('w', 'w-1', { start: 0, replicas: 1 })).toBe('leaving');
+    expect(departureOf('w', 'w-0', { start: 0, replicas: 1 })).toBe('replaced');
+    expect(departureOf('w', 'w-2', { start: 0, replicas: 3 })).toBe('replaced');
   });
 
   it('counts from spec.ordinals.start; with the StatefulSet gone nobody takes over', () => {
-    expect(departureOf(5, { start: 5, replicas: 2 })).toBe('replaced');
-    expect(departureOf(7, { start: 5, replicas: 2 })).toBe('leaving');
-    expect(departureOf(4, { start: 5, replicas: 2 })).toBe('leaving');
-    expect(departureOf(0, undefined)).toBe('ended');
+    expect(departureOf('w', 'w-5', { start: 5, replicas: 2 })).toBe('replaced');
+    expect(departureOf('w', 'w-7', { start: 5, replicas: 2 })).toBe('leaving');
+    expect(departureOf('w', 'w-4', { start: 5, replicas: 2 })).toBe('leaving');
+    expect(departureOf('w', 'w-0', undefined)).toBe('ended');
   });
 });
 
