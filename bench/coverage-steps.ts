@@ -45,6 +45,8 @@ export function assignmentDefects(assignment: Assignment, jobs: readonly string[
 
 export interface StepResult {
   readonly step: string;
+  /** The pool's creation, one resize of the script, or a pod crash-looping (its container killed as it runs). */
+  readonly kind: 'start' | 'resize' | 'crash';
   readonly replicas: number;
   /** The config.yml version the step ended at. */
   readonly version: number | undefined;
@@ -74,9 +76,9 @@ export const fmt = (s: number | undefined): string => (s === undefined ? '—' :
 
 type Summed = 'uncoveredJobSeconds' | 'duplicateJobSeconds' | 'podsRestarted';
 
-/** Σ of `key` over the scaling steps (every step after the first, which starts the pool). */
+/** Σ of `key` over the scaling steps (the resizes: not the start, not a crash). */
 export function scalingTotal(results: readonly StepResult[], key: Summed): number {
-  return results.slice(1).reduce((sum, r) => sum + r[key], 0);
+  return results.filter((r) => r.kind === 'resize').reduce((sum, r) => sum + r[key], 0);
 }
 
 /** One system's steps as a Markdown table. */
@@ -95,7 +97,8 @@ export function stepsTable(results: readonly StepResult[], options: { status: bo
 
 /** Two systems' runs of the same script, step by step, side by side. */
 export function sideBySideTable(names: readonly string[], runs: ReadonlyArray<readonly StepResult[]>): string[] {
-  const steps = (runs[0] ?? []).map((r) => r.step);
+  const steps = (runs[0] ?? []).filter((r) => r.kind !== 'crash').map((r) => r.step);
+  const crashes = (runs[0] ?? []).filter((r) => r.kind === 'crash').map((r) => r.step);
   const cells = (step: string, cell: (r: StepResult) => string) =>
     runs.map((results) => {
       const r = results.find((other) => other.step === step);
@@ -103,20 +106,21 @@ export function sideBySideTable(names: readonly string[], runs: ReadonlyArray<re
     });
   const total = (results: readonly StepResult[], key: Summed) => (key === 'podsRestarted' ? String(scalingTotal(results, key)) : scalingTotal(results, key).toFixed(1));
   const group = (title: string) => names.map((n, i) => (i === 0 ? `${title}: ${n}` : n));
-  const rows = steps.map((step) =>
+  const row = (step: string) =>
     [
       step,
       ...cells(step, (t) => fmt(t.workersConvergedS)),
       ...cells(step, (t) => t.uncoveredJobSeconds.toFixed(1)),
       ...cells(step, (t) => t.duplicateJobSeconds.toFixed(1)),
       ...cells(step, (t) => String(t.podsRestarted)),
-    ].join(' | '),
-  );
+    ].join(' | ');
   const totals = (['uncoveredJobSeconds', 'duplicateJobSeconds', 'podsRestarted'] as const).flatMap((key) => runs.map((r) => total(r, key)));
   return [
     `| ${['step', ...group('workers converged (s)'), ...group('uncovered job-s'), ...group('duplicate job-s'), ...group('pods restarted')].join(' | ')} |`,
     `|---|${Array(names.length * 4).fill('---:').join('|')}|`,
-    ...rows.map((r) => `| ${r} |`),
+    ...steps.map((step) => `| ${row(step)} |`),
     `| ${['scaling steps (after the start)', ...names.map(() => ''), ...totals].join(' | ')} |`.replace(/ {2}/g, ' '),
+    // After the totals: a crash is not a resize.
+    ...crashes.map((step) => `| ${row(step)} |`),
   ];
 }

@@ -11,7 +11,8 @@
 // 2→3→4→1→3 three ways — `kubectl scale sts` with the sample as it ships
 // (hot-reloading workers, policy None), `kubectl scale swm` with Swarm owning
 // the count, and `kubectl scale sts` under policy Restart — once with the
-// kubelet's default sync period and once with `syncFrequency: 10s`. Per step,
+// kubelet's default sync period and once with `syncFrequency: 10s`; then one
+// worker crashed twice as it runs (the kubelet backs off the second restart). Per step,
 // from the command until the workers' reports show them running what the
 // ConfigMap assigns: uncovered and duplicate job-seconds
 // (test/support/coverage-recorder), the time the config was written, the
@@ -32,6 +33,7 @@ import type { Swarm } from '../lib/api/types.js';
 import { parse } from '../lib/workerconfig/index.js';
 import { originalOperator, readPins } from '../test/controlplane/build.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
+import { crashLoop } from '../test/harness/node-containers.js';
 import { deploySwarmOnKnative, installKnative, kubectl, uninstallSwarmAndKnative } from '../test/harness/real-knative.js';
 import { ORIGINAL_CRD_NAME, manifestIn, startOriginalOperator, withStatefulSetAppLabel, type RunningOriginalOperator } from '../test/harness/original-operator.js';
 import { recordWorkerPool, sampleSwarmYaml, workerPoolYaml } from '../test/harness/worker-pool.js';
@@ -44,6 +46,9 @@ import { withSection } from './results-file.js';
 import { measuredTree, realNodeMachine } from './run-info.js';
 
 const SCALES = [3, 4, 1, 3];
+/** After the resizes: a worker killed (SIGKILL, as an OOM kill) as it runs, twice. */
+const CRASH_VICTIM = 'swarm-worker-1';
+const CRASH_STEP = `${CRASH_VICTIM} crashed twice`;
 const START_REPLICAS = 2;
 const CONFIG_MAP = 'swarm-worker-config';
 /** Longest a step may take before it is recorded as not converged (the default sync period is 1 min, plus jitter). */
@@ -137,12 +142,17 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
 
   const results: StepResult[] = [];
   let statusVersion = 0;
-  /** `first`: the pool's creation, which any config ends (one written before the command included). */
-  const step = async (name: string, replicas: number, act: () => Promise<void>, first = false): Promise<void> => {
+  /**
+   * `start`: the pool's creation, which any config ends (one written before the command included).
+   * `crash`: `crashed` killed as it ran; over once it is Ready again, at whatever version (a system may not react).
+   */
+  const step = async (name: string, replicas: number, act: () => Promise<void>, kind: StepResult['kind'] = 'resize', crashed?: string): Promise<void> => {
     const r = recorder;
     const deletedBefore = new Set([...r.pods.values()].filter((p) => p.deletedAt !== undefined).map((p) => p.uid));
     const before = await workerConfig();
-    const versionBefore = first ? -1 : (before?.version ?? -1);
+    const versionBefore = kind === 'resize' ? (before?.version ?? -1) : kind === 'crash' ? (before?.version ?? 0) - 1 : -1;
+    const ready = async (pod: string) =>
+      (await core.readNamespacedPod({ name: pod, namespace: ns })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     const pods = podNames(replicas);
     const from = Date.now();
     progress(`${label}: ${name}`);
@@ -156,8 +166,9 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
       `the workers ran the new assignment at ${replicas} replicas`,
       async () => {
         const now = Date.now();
+        if (crashed && !(await ready(crashed))) return undefined;
         if (system.statusConverged && statusAt === undefined) {
-          const version = await system.statusConverged(statusVersion, replicas);
+          const version = await system.statusConverged(kind === 'crash' ? statusVersion - 1 : statusVersion, replicas);
           if (version !== undefined) {
             statusAt = now;
             statusVersion = version;
@@ -188,6 +199,7 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
     const writtenAt = !last ? undefined : before?.version === last.version ? from : firstSeen.get(last.version);
     const result: StepResult = {
       step: name,
+      kind,
       replicas,
       version: last?.version,
       configWrittenS: writtenAt === undefined ? undefined : (writtenAt - from) / 1000,
@@ -213,12 +225,15 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
   };
 
   await system.configure();
-  await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start(), true);
+  await step(`start at ${START_REPLICAS}`, START_REPLICAS, () => system.start(), 'start');
   let replicas = START_REPLICAS;
   for (const next of SCALES) {
     await step(`${replicas}→${next}`, next, () => system.scale(next));
     replicas = next;
   }
+  // The same action for every system: two crashes in a row (the kubelet restarts the first at once, backs off 10 s before the second's restart).
+  const readPod = () => core.readNamespacedPod({ name: CRASH_VICTIM, namespace: ns });
+  await step(CRASH_STEP, replicas, async () => void (await crashLoop(readPod, { crashes: 2 })), 'crash', CRASH_VICTIM);
   return results;
 }
 
@@ -400,7 +415,7 @@ const body = (
         `Command: \`SWARM_ORIGINAL_GIT_DIR=<git dir of github.com/marcosQuesada/k8s-swarm> npm run bench:coverage -- --peer original\` (bench/coverage.ts via tsx). ${took}`,
         machine,
         '',
-        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams: the pool created once the system holds its jobs (*start at 2*: the Swarm applied beforehand and handled by assign, which is then up, as the original's controller runs with its config before the pool exists), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (hot-reloading workers, restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements, each pod's kubelet asked to deliver every new share at once; MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first, and a pod it removes keeps running its jobs until the config gives it none, the sample's \`DRAIN_STATEFULSET\`, with every system here; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`). *${SYSTEM_LABEL['swarm-restart']}*: the same tree with restart policy Restart (Swarm restarts each pod whose share changed, gainers before losers, each waiting for the workers' acknowledgements; the reference worker also reloads by itself), resized with \`kubectl scale sts/swarm-worker\`. *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
+        `Scenario: on one cluster per sync period, one system after the other, each in a fresh namespace with the same worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap \`${CONFIG_MAP}\`) and the 27 seed streams: the pool created once the system holds its jobs (*start at 2*: the Swarm applied beforehand and handled by assign, which is then up, as the original's controller runs with its config before the pool exists), then resized 2→3→4→1→3, each step started when the previous one converged; then *${CRASH_STEP}*: its container killed from the node (SIGKILL to its processes, as an OOM kill does) as it runs, and again once the kubelet restarted it (at once, for a first crash), so that the kubelet backs off the next restart (CrashLoopBackOff, 10 s), the step over once the pod is Ready again and the workers run what the ConfigMap assigns (at any version: a system may not react to a crash). *${SYSTEM_LABEL.swarm}*: this tree, at ${tree}, the sample as it ships (hot-reloading workers, restart policy None: the handoff staged through the ConfigMap, each stage waiting for the workers' acknowledgements, each pod's kubelet asked to deliver every new share at once; MakeBeforeBreak, maxUnavailable 1) resized with \`kubectl scale sts/swarm-worker\` (the StatefulSet adds or removes pods first, and a pod it removes keeps running its jobs until the config gives it none, the sample's \`DRAIN_STATEFULSET\`, with every system here; Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing: ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts). *${SYSTEM_LABEL['swarm-owned']}*: the same with Swarm owning the count (\`spec.replicas\`, resized with \`kubectl scale swm/swarm-worker\`). *${SYSTEM_LABEL['swarm-restart']}*: the same tree with restart policy Restart (Swarm restarts each pod whose share changed, gainers before losers, each waiting for the workers' acknowledgements; the reference worker also reloads by itself), resized with \`kubectl scale sts/swarm-worker\`. *original*: github.com/marcosQuesada/k8s-swarm's services/controller at ${readPins().originalOperator} (${readPins().originalOperatorSum}) (test/controlplane/versions.json), built from its module, run out of cluster (\`external\`, admin kubeconfig) with its own CRD (k8s/crd.yaml, installed in place of Swarm's, which has the same name), its documented placeholder ConfigMap (k8s/configmap.yaml) and the jobs in its config.yml in the seed's order. Its ConfigMap format is the one the reference worker reads (\`workloads: {<pod>: {jobs, version}}\` and a top-level \`version\`; every per-worker version is 0); the setup adds only the \`app: swarm-worker\` label on the StatefulSet, which the original selects by (test/harness/original-operator.ts).`,
         '',
         measures,
         '',
@@ -412,7 +427,7 @@ const body = (
         `Command: \`npm run bench:coverage\` (bench/coverage.ts via tsx), this tree at ${tree}. ${took}`,
         machine,
         '',
-        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), created under a Swarm over the 27 seed streams (applied beforehand and handled by assign), Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged. *${SYSTEM_LABEL.swarm}*: the sample as it ships (hot-reloading workers, restart policy None, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: the same with \`spec.replicas\` and \`kubectl scale swm\`. *${SYSTEM_LABEL['swarm-restart']}*: restart policy Restart, \`kubectl scale sts\`.`,
+        `Scenario: the sample worker pool (knative/samples/statefulset.yaml, the reference worker image built from the Dockerfile, real pods mounting the real ConfigMap), created under a Swarm over the 27 seed streams (applied beforehand and handled by assign), Swarm deployed with \`npm run deploy\` on real Knative Serving + Eventing (ApiServerSource → Broker → Triggers → the functions' Knative Services, under their own ServiceAccounts), then resized 2→3→4→1→3, each step started when the previous one converged; then *${CRASH_STEP}*: its container killed from the node (SIGKILL to its processes, as an OOM kill does) as it runs, and again once the kubelet restarted it (at once, for a first crash), so that the kubelet backs off the next restart (CrashLoopBackOff, 10 s), the step over once the pod is Ready again and the workers run what the ConfigMap assigns (at any version: a system may not react to a crash). *${SYSTEM_LABEL.swarm}*: the sample as it ships (hot-reloading workers, restart policy None, MakeBeforeBreak, maxUnavailable 1), \`kubectl scale sts\`. *${SYSTEM_LABEL['swarm-owned']}*: the same with \`spec.replicas\` and \`kubectl scale swm\`. *${SYSTEM_LABEL['swarm-restart']}*: restart policy Restart, \`kubectl scale sts\`.`,
         '',
         measures,
         '',

@@ -23,6 +23,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOption
 import type { Swarm } from '../lib/api/types.js';
 import { defaultWorkDir, startCluster, type Cluster } from '../test/controlplane/cluster.js';
 import { ensureImages } from '../test/image/build.js';
+import { containerCgroup, containerPids, readText } from '../test/harness/node-containers.js';
 import { applySample, deploySwarmOnKnative, installKnative, kubectl, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
 import { eventually } from '../test/support/timeline.js';
 import { coldTable, dominantPart, logEntry, p50max, processStartMs, seconds, warmTable, writeBracket, type ColdRun, type WarmRun } from './knative-figures.js';
@@ -102,24 +103,11 @@ class AssignWatch {
   }
 }
 
-/** The function container's cgroup directory on this node (cgroup v1, cgroupfs driver: kubepods/<qos>/pod<uid>/<container id>). */
-function containerCgroup(pod: PodSeen): string | undefined {
-  if (!pod.containerId) return undefined;
-  return ['burstable', 'besteffort', ''].map((qos) => join('/sys/fs/cgroup/memory/kubepods', qos, `pod${pod.uid}`, pod.containerId!)).find((dir) => existsSync(dir));
-}
-const read = (path: string): string | undefined => {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-};
+/** The function container's cgroup directory on this node. */
+const containerCgroupOf = (pod: PodSeen): string | undefined => (pod.containerId ? containerCgroup(pod.uid, pod.containerId) : undefined);
+
 /** The container's main process (Node, pid 1 inside it). */
-const containerPid = (pod: PodSeen): number | undefined => {
-  const dir = containerCgroup(pod);
-  const first = dir ? read(join(dir, 'cgroup.procs'))?.split('\n')[0] : undefined;
-  return first ? Number(first) : undefined;
-};
+const containerPid = (pod: PodSeen): number | undefined => (pod.containerId ? containerPids(pod.uid, pod.containerId)[0] : undefined);
 
 interface Memory {
   readonly usage: number;
@@ -129,13 +117,13 @@ interface Memory {
   readonly vmHwm?: number;
 }
 function memoryOf(pod: PodSeen): Memory | undefined {
-  const dir = containerCgroup(pod);
+  const dir = containerCgroupOf(pod);
   if (!dir) return undefined;
-  const num = (file: string) => Number(read(join(dir, file))?.trim() ?? NaN);
-  const stat = read(join(dir, 'memory.stat')) ?? '';
+  const num = (file: string) => Number(readText(join(dir, file))?.trim() ?? NaN);
+  const stat = readText(join(dir, 'memory.stat')) ?? '';
   const rss = Number(/^total_rss (\d+)$/m.exec(stat)?.[1] ?? /^rss (\d+)$/m.exec(stat)?.[1] ?? NaN);
   const pid = containerPid(pod);
-  const status = pid ? read(`/proc/${pid}/status`) ?? '' : '';
+  const status = pid ? readText(`/proc/${pid}/status`) ?? '' : '';
   const kb = (key: string) => {
     const m = new RegExp(`^${key}:\\s+(\\d+) kB$`, 'm').exec(status);
     return m ? Number(m[1]) * 1024 : undefined;
@@ -147,8 +135,8 @@ function memoryOf(pod: PodSeen): Memory | undefined {
 
 function processStartOf(pod: PodSeen): number | undefined {
   const pid = containerPid(pod);
-  const stat = pid ? read(`/proc/${pid}/stat`) : undefined;
-  const uptime = read('/proc/uptime');
+  const stat = pid ? readText(`/proc/${pid}/stat`) : undefined;
+  const uptime = readText('/proc/uptime');
   return stat && uptime ? processStartMs(stat, uptime, Date.now(), TICKS) : undefined;
 }
 

@@ -173,8 +173,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // (`kubectl scale sts`) still has its departing pods until they stop.
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
   const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
-  // A StatefulSet pod replaced under its own name hands its jobs to its peers first (handoff.ts inCustody).
-  const custody = held && !pool && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held) : undefined;
+  // A StatefulSet pod replaced under its own name, or any crash-looping worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
+  const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replaced: !pool }) : undefined;
   const target = custody?.target ?? result.assignment;
   const staged = held ? stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held }) : { jobs: target, marks: {} };
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
@@ -185,7 +185,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const moved = plan && (plan.moves.length > 0 || plan.addedWorkers.length > 0 || plan.removedWorkers.length > 0);
 
   let annotations = { ...(configMap?.annotations ?? {}) };
-  if (custody?.handover) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
+  // Read by a StatefulSet's stopping workers only: a Deployment's hands over to its successor whatever this says.
+  if (custody?.handover && !pool) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
   else delete annotations[HANDOVER_ANNOTATION];
   // Judged against the shares being written: what each live pod acknowledges.
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });

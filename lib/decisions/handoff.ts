@@ -15,7 +15,7 @@ import type { Handoff } from '../api/types.js';
 import type { Assignment } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
 import type { WorkerFacts } from './restarts.js';
-import { isServing } from './workers.js';
+import { isCrashLooping, isServing } from './workers.js';
 
 export interface HandoffInput {
   handoff: Handoff;
@@ -44,7 +44,7 @@ function caughtUp(facts: WorkerFacts): boolean {
   return isServing(facts.pod);
 }
 
-/** Who owns what while replaced workers are in custody, and whether every one of them has a custodian. */
+/** Who owns what while workers out of service are in custody, and whether every replaced one has a custodian. */
 export interface Custody {
   target: Assignment;
   /** Every worker being replaced has a serving peer to hand its jobs to (the pool's HANDOVER_ANNOTATION). */
@@ -52,26 +52,37 @@ export interface Custody {
 }
 
 /**
- * Make-before-break for a worker replaced under its own name (a StatefulSet
- * pod deleted, evicted or rolled): while its pod terminates, the jobs the
- * target gives it go to serving peers (to the one already publishing a job,
- * else the least loaded), so the handoff stages them there before the pod
- * stops (it waits for its share to empty: HANDOVER_ANNOTATION). Once the pod
- * is gone the assigner gives its worker a share again, handed to the
- * replacement the same way. No serving peer: nothing to hand to, the
- * assignment stands and `handover` is false (the pod stops at once).
+ * Make-before-break for a worker whose pod is out of service but still there:
+ * - replaced under its own name (a StatefulSet pod deleted, evicted or rolled:
+ *   `replaced`; a Deployment's successor takes its predecessor's share instead),
+ *   its pod terminating;
+ * - its container crash-looping: the kubelet itself reports it waits before the
+ *   next start (CrashLoopBackOff, 10 s doubling to 5 min), so nothing runs its
+ *   jobs meanwhile. A single crash restarted at once is not waited out this way.
+ * The jobs the target gives it go to serving peers (to the one already
+ * publishing a job, else the least loaded), staged like any move: a stopping
+ * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
+ * or runs again, the assigner gives its worker its share back, handed over the
+ * same way. No serving peer: nothing to hand to, the assignment stands, and
+ * `handover` is false if a replaced pod is among them (it then stops at once).
  */
-export function inCustody(target: Assignment, previous: WorkerConfig | undefined, facts: (worker: string) => WorkerFacts): Custody {
+export function inCustody(
+  target: Assignment,
+  previous: WorkerConfig | undefined,
+  facts: (worker: string) => WorkerFacts,
+  options: { replaced: boolean },
+): Custody {
   const workers = Object.keys(target);
-  const replaced = workers.filter((w) => facts(w).pod?.terminating && target[w]!.length > 0);
-  if (replaced.length === 0) return { target, handover: true };
+  const replaced = (w: string) => options.replaced && !!facts(w).pod?.terminating;
+  const away = workers.filter((w) => (replaced(w) || isCrashLooping(facts(w).pod)) && target[w]!.length > 0);
+  if (away.length === 0) return { target, handover: true };
   const custodians = workers.filter((w) => isServing(facts(w).pod));
-  if (custodians.length === 0) return { target, handover: false };
+  if (custodians.length === 0) return { target, handover: !away.some(replaced) };
   const holder = new Map<string, string>();
   for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
   const next: Record<string, string[]> = Object.fromEntries(workers.map((w) => [w, [...target[w]!]]));
   const leastLoaded = () => custodians.reduce((a, b) => (next[b]!.length < next[a]!.length ? b : a));
-  for (const w of replaced) {
+  for (const w of away) {
     for (const job of target[w]!) next[holder.get(job) ?? leastLoaded()]!.push(job);
     next[w] = [];
   }

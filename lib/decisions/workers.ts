@@ -40,3 +40,6 @@ export function poolWorkerNames(pool: PoolShape, count: number, members: readonl
 
 /** A worker serves its jobs: its pod exists, is Ready and is not being deleted. */
 export const isServing = (pod: PodView | undefined): boolean => !!pod && pod.ready && !pod.terminating;
+
+/** The kubelet backs off before restarting its crashed container: nothing runs in it for a while (lib/decisions/handoff.ts inCustody). */
+export const isCrashLooping = (pod: PodView | undefined): boolean => pod?.waiting?.reason === 'CrashLoopBackOff';

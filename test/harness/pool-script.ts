@@ -2,7 +2,7 @@
 // Deployment pool and `npm run bench:pools` measures on both pool kinds: three
 // hot-reloading reference workers over the seed's 27 streams, the Swarm
 // scaled 3 → 5 → 2, a rolling update of the pod template, a pod deleted by
-// hand; after each step the pool settled and every job run exactly once, and
+// hand, a pod crash-looping; after each step the pool settled and every job run exactly once, and
 // what the step cost by the workers' own reports.
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Swarm } from '../../lib/api/types.js';
@@ -11,6 +11,7 @@ import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
 import { apiClients } from './cluster-fixtures.js';
 import type { EndToEnd } from './end-to-end.js';
+import { crashLoop } from './node-containers.js';
 import { kubectl } from './swarm-install.js';
 import { deploymentPoolYaml, runningExactlyOnce, sampleSwarmYaml, swarmSettled, workerPoolYaml } from './worker-pool.js';
 
@@ -59,6 +60,10 @@ export interface ScriptStep {
   change(run: PoolRun, before: Record<string, string[]>): Promise<unknown>;
 }
 
+/** The worker config in force in `namespace`. */
+const configOf = async (core: CoreV1Api, namespace: string) =>
+  parse((await core.readNamespacedConfigMap({ namespace, name: 'swarm-worker-config' })).data?.['config.yml'] ?? '');
+
 /** The pod the pod-deleted step deletes: the first by name of those running jobs before it. */
 export const victimOf = (before: Record<string, string[]>): string => Object.keys(before).sort()[0]!;
 
@@ -82,8 +87,23 @@ export const SCRIPT = {
     replicas: 2,
     change: (run, before) => run.core.deleteNamespacedPod({ namespace: run.namespace, name: victimOf(before) }),
   },
+  crashLoop: {
+    name: 'a pod crash-looping',
+    replicas: 2,
+    // The same victim crashed each time it runs until, while the kubelet backs off its restart, its peers hold its jobs.
+    async change(run, before) {
+      const victim = victimOf(before);
+      const loop = await crashLoop(() => run.core.readNamespacedPod({ namespace: run.namespace, name: victim }), {
+        crashes: 6,
+        until: async () => (await configOf(run.core, run.namespace)).workloads[victim]?.jobs.length === 0,
+      });
+      if (loop.heldAt === undefined) throw new Error(`${victim} crashed ${loop.crashes} times: its peers never held its jobs while the kubelet backed off`);
+      return loop;
+    },
+  },
 } satisfies Record<string, ScriptStep>;
-export const SCRIPT_STEPS: readonly ScriptStep[] = [SCRIPT.scaleUp, SCRIPT.scaleDown, SCRIPT.rollingUpdate, SCRIPT.podDeleted];
+export const SCRIPT_STEPS: readonly ScriptStep[] = [SCRIPT.scaleUp, SCRIPT.scaleDown, SCRIPT.rollingUpdate, SCRIPT.podDeleted, SCRIPT.crashLoop];
+
 
 /** The script on one pool, in its own namespace. */
 export interface PoolRun {
@@ -104,7 +124,6 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
   const { core, apps, readSwarm } = apiClients(kubeconfig, namespace);
   const statuses: Swarm['status'][] = [];
 
-  const configOf = async () => parse((await core.readNamespacedConfigMap({ namespace, name: 'swarm-worker-config' })).data?.['config.yml'] ?? '');
 
   /** The pods alive by the recorder (not deleted), name → uid. */
   const livePods = (): Map<string, string> =>
@@ -129,7 +148,7 @@ export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, 
     await eventually(`${pool} settled on ${replicas} worker(s)`, async () => {
       const s = await readSwarm('swarm-worker');
       statuses.push(s.status);
-      return swarmSettled(s, await configOf(), replicas) && (await rolledOut(replicas)) && livePods().size === replicas ? true : undefined;
+      return swarmSettled(s, await configOf(core, namespace), replicas) && (await rolledOut(replicas)) && livePods().size === replicas ? true : undefined;
     }, STEP_TIMEOUT - 60_000);
   }
 

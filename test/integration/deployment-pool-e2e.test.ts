@@ -5,15 +5,17 @@
 // would each minute), measured by what the workers report: three
 // hot-reloading reference workers (knative/samples/deployment.yaml) over the
 // seed's 27 streams; the Swarm scales them 3 → 5 → 2, the Deployment rolls
-// out a new pod template, a pod is deleted by hand (the script:
-// test/harness/pool-script.ts). After each step (the Swarm's status Running
+// out a new pod template, a pod is deleted by hand, a pod crash-loops (the
+// script: test/harness/pool-script.ts). After each step (the Swarm's status Running
 // with every worker acknowledging, the Deployment rolled out): every job run
 // exactly once, shares differ by at most one, moves (job starts in the step,
 // by the workers' own reports) within the lower bound (a departed or
 // replaced pod's share included; on a scale, summed over the assignments the
 // Swarm wrote in the step, as the pods it assigns over appear one event at a
 // time on the real path), and zero uncovered job-seconds (the
-// coverage recorder, from the worker pods' logs); and the Swarm's status,
+// coverage recorder, from the worker pods' logs; a crash leaves its jobs
+// uncovered until a peer runs them, which must happen while the kubelet backs
+// off its restart); and the Swarm's status,
 // read at every poll, never Ready while a job had no acknowledged owner. The
 // same script on a StatefulSet pool, side by side, is a benchmark: npm run
 // bench:pools.
@@ -104,6 +106,13 @@ describe('a Deployment pool of hot-reloading workers', () => {
     expect(s.after[victim]).toBeUndefined();
     expect(s.cost.moves, s.trace).toBe(s.before[victim]!.length);
     expect(s.cost.moves, s.trace).toBeLessThanOrEqual(movesAllowed(s.before, s.after, 2));
+  }, STEP_TIMEOUT);
+
+  it('a pod crash-looping: while the kubelet backs off its restart, its peer runs its share (the step fails otherwise); running again, it takes a share back', async () => {
+    const s = await run.step(SCRIPT.crashLoop);
+    const victim = victimOf(s.before);
+    // Restarted in place, not replaced: the same pod runs a share again.
+    expect({ replaced: s.cost.podsReplaced, back: (s.after[victim]?.length ?? 0) > 0, spread: s.spread <= 1 }).toEqual({ replaced: 0, back: true, spread: true });
   }, STEP_TIMEOUT);
 
   it('status was never Ready while a job had no acknowledged owner', () => {

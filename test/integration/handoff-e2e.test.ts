@@ -14,8 +14,9 @@
 // make-before-break, `awaiting` for break-before-make), no pod replaced or
 // restarted, and status never Ready while a job had no acknowledged owner.
 // The last steps, with the StatefulSet's own count (no spec.replicas), delete a
-// pod, roll the StatefulSet and shrink it by hand: a stopping pod drains (the
-// sample's DRAIN_STATEFULSET) while its peers take its jobs over.
+// pod, crash one until the kubelet backs off its restarts, roll the StatefulSet
+// and shrink it by hand: a stopping or crash-looping pod's peers take its jobs
+// over (a stopping one drains meanwhile: the sample's DRAIN_STATEFULSET).
 // The access-loss step also asserts that the dead-letter Service logged no
 // event of this namespace that a function was to receive.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,6 +24,7 @@ import type { Swarm } from '../../lib/api/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
+import { crashLoop, type CrashLoop } from '../harness/node-containers.js';
 import { kubectl } from '../harness/swarm-install.js';
 import { serveNamespace } from '../harness/swarm-on-knative.js';
 import { runningExactlyOnce, sampleSwarmYaml, swarmSettled, WORKER_SELECTOR, workerPoolYaml } from '../harness/worker-pool.js';
@@ -241,6 +243,30 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     expect({ gaps: report.gaps, restarted }).toEqual({ gaps: [], restarted: ['swarm-worker-1'] });
     // Staged in the ConfigMap: the stopping pod's jobs kept on it (`releasing`) until its peers ran them, then handed back the same way.
     expect(staged.releasing).toBeGreaterThan(0);
+  });
+
+  it('a worker crash-looping: while the kubelet backs off its restart, its peers run its jobs; running again, it takes a share back; every job once', async () => {
+    const victim = 'swarm-worker-1';
+    const share = (await configOf()).workloads[victim]!.jobs;
+    let loop: CrashLoop | undefined;
+    const { report, restarted, explain, staged } = await step(async () => {
+      // Killed (SIGKILL, as an OOM kill) each time it runs until, while the kubelet backs off its restart,
+      // its peers hold its jobs (its share empty: they acknowledged them).
+      loop = await crashLoop(() => core.readNamespacedPod({ namespace: NS, name: victim }), {
+        crashes: 6,
+        until: async () => (await configOf()).workloads[victim]?.jobs.length === 0,
+      });
+    }, 3, jobs);
+    if (report.gaps.length > 0) explain();
+    const { firstCrash, heldAt } = loop!;
+    expect(heldAt).toBeGreaterThan(0);
+    // The workers' own reports: every job of its share started on a peer after the first crash, before it ran again.
+    const takenOver = new Set(world.workers.reports.filter((r) => r.event === 'job.started' && r.pod !== victim && r.time >= firstCrash - 1_000 && r.time <= heldAt!).map((r) => r.job));
+    expect(share.filter((job) => !takenOver.has(job))).toEqual([]);
+    expect(restarted).toEqual([`${victim} (restarted in place)`]);
+    // Staged like any move: its jobs kept on it (`releasing`) until its peers ran them, and back the same way.
+    expect(staged.releasing).toBeGreaterThan(0);
+    console.log(`[handoff-e2e] crash loop: ${report.totals.uncoveredSeconds.toFixed(1)} uncovered job-s, ${report.totals.duplicateSeconds.toFixed(1)} duplicate job-s`);
   });
 
   it('kubectl rollout restart sts: every pod replaced in turn, each handing its jobs over first: zero uncovered job-seconds', async () => {

@@ -66,6 +66,7 @@ describe('bench:coverage: defects of an assignment at rest', () => {
 
 const step = (name: string, over: Partial<StepResult> = {}): StepResult => ({
   step: name,
+  kind: name.startsWith('start') ? 'start' : 'resize',
   replicas: 3,
   version: 2,
   configWrittenS: 0.5,
@@ -89,8 +90,9 @@ describe('bench:coverage: tables', () => {
   const swarm = [step('start at 2', { uncoveredJobSeconds: 50 }), step('2→3'), step('3→4', { uncoveredJobSeconds: 0, podsRestarted: 3 })];
   const original = [step('start at 2', { statusConvergedS: undefined }), step('2→3', { uncoveredJobSeconds: 30, duplicateJobSeconds: 7.25, workersConvergedS: undefined })];
 
-  it('sums the scaling steps, leaving out the start', () => {
+  it('sums the scaling steps, leaving out the start and a crash', () => {
     expect(scalingTotal(swarm, 'uncoveredJobSeconds')).toBe(4);
+    expect(scalingTotal([...swarm, step('a pod crash-looping', { kind: 'crash', uncoveredJobSeconds: 90 })], 'uncoveredJobSeconds')).toBe(4);
     expect(scalingTotal(swarm, 'podsRestarted')).toBe(5);
     expect(scalingTotal([], 'duplicateJobSeconds')).toBe(0);
   });
@@ -114,5 +116,12 @@ describe('bench:coverage: tables', () => {
     expect(table[3]).toBe('| 2→3 | 12.3 | — | 4.0 | 30.0 | 1.0 | 7.3 | 2 | 2 |');
     expect(table[4]).toBe('| 3→4 | 12.3 | — | 0.0 | — | 1.0 | — | 3 | — |');
     expect(table.at(-1)).toBe('| scaling steps (after the start) | | | 4.0 | 30.0 | 2.0 | 7.3 | 5 | 2 |');
+  });
+
+  it('puts a crash after the totals of the resizes', () => {
+    const crash = (uncovered: number) => step('a pod crash-looping', { kind: 'crash', uncoveredJobSeconds: uncovered, podsRestarted: 0 });
+    const table = sideBySideTable(['Swarm', 'original'], [[...swarm, crash(20)], [...original, crash(95)]]);
+    expect(table.at(-2)).toBe('| scaling steps (after the start) | | | 4.0 | 30.0 | 2.0 | 7.3 | 5 | 2 |');
+    expect(table.at(-1)).toBe('| a pod crash-looping | 12.3 | 12.3 | 20.0 | 95.0 | 1.0 | 1.0 | 0 | 0 |');
   });
 });

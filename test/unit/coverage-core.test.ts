@@ -119,6 +119,30 @@ describe('pods that end without stop lines', () => {
     expect(owned.anomalies).toHaveLength(1);
   });
 
+  it('a container crashed and restarted in place: its runs end at the crash the kubelet reported, or at its last line if later; the gap is uncovered', () => {
+    const reports = [boot('a', 0), started('a', 'j', 1), started('a', 'k', 3.5), boot('a', 13), started('a', 'j', 14), started('a', 'k', 14)];
+    // The kubelet's terminated times are whole seconds: 3 for a death after the 3.5 s line.
+    const owned = ownershipsOf(reports, [], { crashes: [{ source: 'a', at: s(3) }] });
+    expect(owned.ownerships.map((o) => [o.job, o.from / 1000, o.to / 1000, o.endedBy])).toEqual([
+      ['j', 1, 3.5, 'crashed'],
+      ['k', 3.5, 3.5, 'crashed'],
+      ['j', 14, Infinity, 'running'],
+      ['k', 14, Infinity, 'running'],
+    ]);
+    expect(owned.anomalies).toEqual([]);
+    // Backing off (not started again yet): the jobs ended at the crash all the same.
+    const backingOff = ownershipsOf(reports.slice(0, 3), [], { crashes: [{ source: 'a', at: s(4) }] });
+    expect(backingOff.ownerships.map((o) => [o.job, o.to / 1000, o.endedBy])).toEqual([
+      ['j', 4, 'crashed'],
+      ['k', 4, 'crashed'],
+    ]);
+    // A peer that took j over at 6 leaves it uncovered from the crash until then.
+    const withPeer = coverageOf(ownershipsOf([...reports, started('b', 'j', 6)], [], { crashes: [{ source: 'a', at: s(4) }] }), ['j'], window(2, 20));
+    expect(withPeer.jobs[0]!.gaps).toEqual([{ from: s(4), to: s(6) }]);
+    // A crash before this process started is an earlier process's: the current one still runs.
+    expect(ownershipsOf(reports, [], { crashes: [{ source: 'a', at: s(3) }] }).ownerships.filter((o) => o.endedBy === 'running')).toHaveLength(2);
+  });
+
   it('a stop without a start, after the process\'s own start line, ran nothing (an anomaly)', () => {
     const owned = ownershipsOf([boot('a', 0), started('a', 'j', 1), exit('a', 4), stopped('a', 'j', 4)]);
     expect(owned.ownerships).toEqual([{ job: 'j', source: 'a', from: s(1), to: s(4), endedBy: 'worker.stopped' }]);

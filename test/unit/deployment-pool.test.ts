@@ -211,6 +211,22 @@ describe('a Deployment pool, make-before-break through the acknowledgements', ()
     expect(Object.keys(configOf(done.cm).workloads).sort()).toEqual([a.name, c.name].sort());
   });
 
+  it('a crash-looping pod: its peers run its share while the kubelet backs off, and it takes a share back once it runs again', () => {
+    const { cm, v1, leases } = converged();
+    const looping = { ...b, ready: false, waiting: { reason: 'CrashLoopBackOff' } };
+    const handing = reconcile(cm, [a, looping, c], leases);
+    const v2 = configOf(handing.cm);
+    expect(v2.workloads[b.name]).toMatchObject({ jobs: v1.workloads[b.name]!.jobs, releasing: v1.workloads[b.name]!.jobs });
+    // A Deployment's stopping pods do not read the handover announcement: it is never written.
+    expect(Object.keys(handing.cm.annotations)).not.toContain('k8slab.info/handover');
+    const held = reconcile(handing.cm, [a, looping, c], [runs(a, v2), leases[1]!, runs(c, v2)]);
+    const v3 = configOf(held.cm);
+    expect(v3.workloads[b.name]!.jobs).toEqual([]);
+    expect(v3.workloads[a.name]!.jobs.length + v3.workloads[c.name]!.jobs.length).toBe(27);
+    const back = configOf(reconcile(held.cm, [a, b, c], [runs(a, v3), leases[1]!, runs(c, v3)]).cm);
+    expect(back.workloads[b.name]!.jobs).toHaveLength(9);
+  });
+
   it('status judges the pool\'s workers by name: Running once each acknowledges its share', () => {
     const { cm, v1, leases } = converged();
     const d = converge(decideConfigMap({ swarm, statefulSet: deployment(3), configMap: cm, pods: [a, b, c], leases }));

@@ -204,6 +204,41 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     expect(Object.values(configOf(stage4).workloads).every((w) => !w.releasing)).toBe(true);
   });
 
+  it('a crash-looping worker: its peers run its jobs while the kubelet backs off, and it takes a share back once it runs again', () => {
+    const three = [pod(0), pod(1), pod(2)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(cm);
+    const leases = three.map((p) => runs(p, v1));
+    const mine = v1.workloads['swarm-worker-1']!.jobs;
+
+    // One crash, restarted at once (no back-off reported): nothing moves.
+    const restarting = [three[0]!, { ...three[1]!, ready: false }, three[2]!];
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: restarting, leases })).write).toBe('none');
+
+    // The kubelet backs off before the next start: the peers take its jobs, staged.
+    const looping = [three[0]!, { ...three[1]!, ready: false, waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container' } }, three[2]!];
+    const stage1 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: looping, leases }));
+    const v2 = configOf(stage1);
+    expect(v2.workloads['swarm-worker-1']).toMatchObject({ jobs: mine, releasing: mine });
+    expect(stage1.annotations[HANDOVER_ANNOTATION]).toBe(HANDOVER_VALUE);
+    const custodians = [runs(three[0]!, v2), leases[1]!, runs(three[2]!, v2)];
+    // Run by the peers: no job is left to the crashed worker alone.
+    expect(uncovered(jobs, v2, looping, custodians)).toEqual([]);
+    const stage2 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: looping, leases: custodians }));
+    expect(configOf(stage2).workloads['swarm-worker-1']!.jobs).toEqual([]);
+    expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: looping, leases: custodians })).write).toBe('none');
+
+    // It runs again (same pod, same uid): a share back at once, the peers keep theirs (releasing) until it acknowledges.
+    const again = [three[0]!, three[1]!, three[2]!];
+    const stage3 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: again, leases: custodians }));
+    const v4 = configOf(stage3);
+    expect(v4.workloads['swarm-worker-1']!.jobs).toHaveLength(3);
+    expect(uncovered(jobs, v4, again, custodians)).toEqual([]);
+    const stage4 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage3, pods: again, leases: again.map((p) => runs(p, v4)) }));
+    expect(Object.values(assignmentOf(configOf(stage4))).map((j) => j.length)).toEqual([3, 3, 3]);
+    expect(Object.values(configOf(stage4).workloads).every((w) => !w.releasing)).toBe(true);
+  });
+
   it('a replaced pod with no serving peer keeps its share, and the pool is told it is not handed over (the pod stops at once)', () => {
     const cm = written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: undefined, pods: [] }));
     const v1 = configOf(cm);

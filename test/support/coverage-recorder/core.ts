@@ -11,6 +11,10 @@
 // the kubelet reports in the pod status when there is one (exact), otherwise the
 // time the pod was seen deleted (an upper bound: it may have died earlier, so a
 // gap can be understated by up to the deletion's latency, never invented).
+// A container that crashes and is restarted in place stays the same source: its
+// jobs end at the crash (`Crash`, the terminated time the kubelet reports for
+// the container it restarts), or at its last line if that came later (the
+// kubelet's times are whole seconds).
 import type { ReportEvent } from '../../../examples/worker/report.js';
 
 export interface ObservedReport {
@@ -29,6 +33,12 @@ export interface SourceEnd {
   readonly how: 'terminated' | 'deleted';
 }
 
+/** A source's process died at `at` (reference clock) and its container was, or will be, restarted in place. */
+export interface Crash {
+  readonly source: string;
+  readonly at: number;
+}
+
 export interface Span {
   readonly from: number;
   readonly to: number;
@@ -39,12 +49,14 @@ export interface Ownership extends Span {
   readonly job: string;
   readonly source: string;
   /** How it ended: its own stop line, the source's end, or a new process in the same source. */
-  readonly endedBy: 'stopped' | 'worker.stopped' | 'terminated' | 'deleted' | 'restarted' | 'running';
+  readonly endedBy: 'stopped' | 'worker.stopped' | 'terminated' | 'deleted' | 'crashed' | 'restarted' | 'running';
 }
 
 export interface OwnershipOptions {
   /** Per source, ms to add to its reports' times to put them on the reference clock. */
   readonly clockOffsets?: Readonly<Record<string, number>>;
+  /** Processes that died without stopping their jobs, their containers restarted in place. */
+  readonly crashes?: readonly Crash[];
 }
 
 export interface Ownerships {
@@ -72,21 +84,38 @@ export function ownershipsOf(reports: readonly ObservedReport[], ends: readonly 
     if (!known || (known.how === 'deleted' && end.how === 'terminated')) endOf.set(end.source, end);
   }
 
+  const crashesOf = new Map<string, number[]>();
+  for (const c of options.crashes ?? []) crashesOf.set(c.source, [...(crashesOf.get(c.source) ?? []), c.at]);
+
   const ownerships: Ownership[] = [];
   const anomalies: string[] = [];
   for (const [source, list] of bySource) {
     list.sort((a, b) => a.time - b.time || a.seq - b.seq);
+    const crashes = [...(crashesOf.get(source) ?? [])].sort((a, b) => a - b);
     const open = new Map<string, number>();
     let booted = false;
+    // The current process: its first line and its last.
+    let processStart = -Infinity;
+    let lastLine = -Infinity;
     const closeAll = (at: number, endedBy: Ownership['endedBy']) => {
       for (const [job, from] of open) ownerships.push({ job, source, from, to: Math.max(from, at), endedBy });
       open.clear();
     };
+    /** The current process's crash, if it died before `before`: its jobs end then (never before its last line). */
+    const closeCrashed = (before: number): boolean => {
+      const crash = crashes.find((at) => at >= processStart && at <= before);
+      if (crash === undefined) return false;
+      closeAll(Math.max(crash, lastLine), 'crashed');
+      return true;
+    };
     for (const r of list) {
       if (r.event === 'worker.started') {
         booted = true;
-        if (open.size) anomalies.push(`${source}: a new worker process started at ${iso(r.time)} with ${open.size} jobs never stopped (ended at that restart)`);
-        closeAll(r.time, 'restarted');
+        if (!closeCrashed(r.time)) {
+          if (open.size) anomalies.push(`${source}: a new worker process started at ${iso(r.time)} with ${open.size} jobs never stopped (ended at that restart)`);
+          closeAll(r.time, 'restarted');
+        }
+        processStart = r.time;
       } else if (r.event === 'worker.stopped') {
         closeAll(r.time, 'worker.stopped');
       } else if (r.job === undefined) {
@@ -106,7 +135,9 @@ export function ownershipsOf(reports: readonly ObservedReport[], ends: readonly 
           open.delete(r.job);
         }
       }
+      lastLine = r.time;
     }
+    closeCrashed(Infinity);
     const end = endOf.get(source);
     if (end) closeAll(end.at, end.how);
     else closeAll(Infinity, 'running');

@@ -9,13 +9,15 @@
 //                      of pods deleted later are kept.
 import { Writable } from 'node:stream';
 import { KubeConfig, Log, Watch, type V1Pod } from '@kubernetes/client-node';
-import { clockOffset, coverageOf, lastChangeIn, ownersAt, ownershipsOf, type CoverageReport, type ObservedReport, type Ownerships, type SourceEnd, type Span } from './core.js';
+import { clockOffset, coverageOf, lastChangeIn, ownersAt, ownershipsOf, type CoverageReport, type Crash, type ObservedReport, type Ownerships, type SourceEnd, type Span } from './core.js';
 import { parseReportLine, type ParsedReport } from './log-line.js';
 
 export class CoverageRecorder {
   /** Every report, in arrival order, with the source it came from. */
   readonly reports: Array<ObservedReport & ParsedReport & { arrivedAt?: number }> = [];
   readonly ends: SourceEnd[] = [];
+  /** Containers that died and were restarted in place: the source goes on. */
+  readonly crashes: Crash[] = [];
   /** Things the recorder could not observe (a pod gone before its log was read): a report is only as good as these are few. */
   readonly misses: string[] = [];
 
@@ -30,6 +32,10 @@ export class CoverageRecorder {
     this.ends.push(end);
   }
 
+  crash(crash: Crash): void {
+    if (!this.crashes.some((c) => c.source === crash.source && c.at === crash.at)) this.crashes.push(crash);
+  }
+
   /** Per-source clock offsets, from the runtime's stamps where the lines had them. */
   clockOffsets(): Record<string, number> {
     const samples = new Map<string, Array<{ time: number; loggedAt: number }>>();
@@ -41,7 +47,7 @@ export class CoverageRecorder {
   }
 
   ownerships(): Ownerships {
-    return ownershipsOf(this.reports, this.ends, { clockOffsets: this.clockOffsets() });
+    return ownershipsOf(this.reports, this.ends, { clockOffsets: this.clockOffsets(), crashes: this.crashes });
   }
 
   report(jobs: readonly string[], window: Span): CoverageReport {
@@ -144,8 +150,12 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
   const logs = new Log(kc);
   const recorder = new CoverageRecorder();
   const pods = new Map<string, PodSeen>();
-  /** uid → the follow in progress (its container's restart count and when its stream ends). */
-  const following = new Map<string, { restartCount: number; abort?: AbortController; done: Promise<void> }>();
+  /** uid → the follow in progress (its container instance and when its stream ends). */
+  const following = new Map<string, { containerId: string; abort?: AbortController; done: Promise<void> }>();
+  /** uid → the reports read from its logs (time, event, job): each is kept once. */
+  const readLines = new Map<string, Set<string>>();
+  /** uid → the container instance running now, by the latest status seen (none while it is dead or backing off). */
+  const runningNow = new Map<string, string | undefined>();
   let stopped = false;
 
   const containerOf = (pod: V1Pod) => {
@@ -154,17 +164,25 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
     return statuses.find((c) => c.name === name);
   };
 
-  const follow = (pod: V1Pod, restartCount: number): void => {
+  /**
+   * Follows one container instance's log. The Log API names the container, not
+   * the instance: it serves the running one, or the last one to end. So a
+   * stream cut short is picked up again only while the same instance still runs;
+   * once it has ended, its log was read to the end.
+   */
+  const follow = (pod: V1Pod, containerId: string, restartCount: number): void => {
     const { name, uid } = pod.metadata as { name: string; uid: string };
     const seen = pods.get(uid)!;
     seen.restartCount = restartCount;
     seen.lines = 0;
     let finish: () => void = () => undefined;
-    const entry: { restartCount: number; abort?: AbortController; done: Promise<void> } = {
-      restartCount,
+    const entry: { containerId: string; abort?: AbortController; done: Promise<void> } = {
+      containerId,
       done: new Promise<void>((resolve) => (finish = resolve)),
     };
     following.set(uid, entry);
+    const read = readLines.get(uid) ?? new Set<string>();
+    readLines.set(uid, read);
     const attempt = async (skip: number, tries: number): Promise<void> => {
       let index = 0;
       const sink = lineSink((line) => {
@@ -173,6 +191,10 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
         const parsed = parseReportLine(line);
         // The Log API follows by name: a line from another incarnation of the name is not this pod's.
         if (!parsed || (parsed.uid !== undefined && parsed.uid !== uid)) return;
+        // Read twice (a follow that raced a restart in place onto the next instance's log): kept once.
+        const key = `${parsed.time} ${parsed.event} ${parsed.job ?? ''}`;
+        if (read.has(key)) return;
+        read.add(key);
         recorder.reports.push({ source: uid, ...parsed, arrivedAt: Date.now() });
         options.onReport?.(name, parsed);
       });
@@ -183,13 +205,12 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
       } catch {
         // Not ready to serve logs yet (ContainerCreating) or already gone: retried below while the pod lives.
       }
-      const current = following.get(uid);
-      const live = !stopped && seen.deletedAt === undefined && current === entry;
-      // A follow can end early (the kubelet or a proxy closes it): pick up where it stopped.
-      if (live && !recorder.ends.some((e) => e.source === uid) && tries < 200) {
-        await new Promise((r) => setTimeout(r, 500));
-        return attempt(seen.lines, tries + 1);
-      }
+      // A follow can end early (the kubelet or a proxy closes it): pick up where it stopped,
+      // unless the instance ended (its log is read) or was never seen running (not ready to serve yet).
+      await new Promise((r) => setTimeout(r, 500));
+      const live = !stopped && seen.deletedAt === undefined && following.get(uid) === entry;
+      const sameInstance = runningNow.get(uid) === containerId || (seen.lines === 0 && runningNow.get(uid) === undefined);
+      if (live && sameInstance && !recorder.ends.some((e) => e.source === uid) && tries < 200) return attempt(seen.lines, tries + 1);
       if (seen.lines === 0 && seen.deletedAt !== undefined) recorder.misses.push(`${name} (${uid}): gone before its log could be read`);
     };
     const containerOfName = (p: V1Pod) => options.container ?? p.spec?.containers[0]?.name ?? '';
@@ -203,14 +224,20 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
     if (!pods.has(uid)) pods.set(uid, { name, uid, firstSeen: now, lines: 0, restartCount: -1 });
     const seen = pods.get(uid)!;
     const status = containerOf(pod);
+    runningNow.set(uid, status?.state?.running ? status.containerID : undefined);
     const started = status && (status.state?.running || status.state?.terminated || status.lastState?.terminated);
-    if (started && following.get(uid)?.restartCount !== status.restartCount) follow(pod, status.restartCount);
+    // A new instance (the first seen, or one restarted in place): followed from its start.
+    if (started && status.containerID && following.get(uid)?.containerId !== status.containerID) follow(pod, status.containerID, status.restartCount);
     const finishedAt = status?.state?.terminated?.finishedAt;
     // Final only when the pod is going away: a container that restarts in place says so with worker.started.
     const going = phase === 'DELETED' || pod.metadata?.deletionTimestamp !== undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '');
     if (going && finishedAt && !recorder.ends.some((e) => e.source === uid && e.how === 'terminated')) {
       recorder.end({ source: uid, at: new Date(finishedAt).getTime(), how: 'terminated' });
     }
+    // A container that died while the pod stays: restarted in place (now, or after the kubelet's back-off).
+    if (!going && finishedAt) recorder.crash({ source: uid, at: new Date(finishedAt).getTime() });
+    const lastFinished = status?.lastState?.terminated?.finishedAt;
+    if (lastFinished) recorder.crash({ source: uid, at: new Date(lastFinished).getTime() });
     if (phase === 'DELETED') {
       seen.deletedAt = now;
       if (!recorder.ends.some((e) => e.source === uid)) recorder.end({ source: uid, at: now, how: 'deleted' });
