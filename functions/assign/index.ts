@@ -1,4 +1,4 @@
-// assign: Swarm, StatefulSet, Deployment, Lease (acknowledgement) and worker ConfigMap events,
+// assign: Swarm, StatefulSet, Deployment, worker Pod, Lease (acknowledgement) and worker ConfigMap events,
 // and the periodic resync ping, in → the Swarm's worker ConfigMap and status
 // converged → `assignment.changed` replied when restarts are due.
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
@@ -15,7 +15,7 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
   return {
     name: 'assign',
     accepts: (t: Trigger) =>
-      t.source === 'ping' || (t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Deployment' || t.kind === 'Lease' || t.kind === 'ConfigMap')),
+      t.source === 'ping' || (t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Deployment' || t.kind === 'Pod' || t.kind === 'Lease' || t.kind === 'ConfigMap')),
     async handle(trigger): Promise<FunctionResponse> {
       const targets = await targetsFor(env, trigger);
       // A resync names every Swarm of a namespace: each is reconciled as if it

@@ -34,7 +34,7 @@ export function routingCases(): RoutingCase[] {
   const cases: RoutingCase[] = [];
   for (const verb of ['add', 'update', 'delete'] as const) {
     for (const [kind, object] of Object.entries(objects)) {
-      cases.push({ what: `${kind} ${verb}`, event: apiServerEvent({ verb, mode: 'resource', object }), routes: kind === 'Pod' ? ['swarm-restart'] : ['swarm-assign'] });
+      cases.push({ what: `${kind} ${verb}`, event: apiServerEvent({ verb, mode: 'resource', object }), routes: kind === 'Pod' ? ['swarm-assign', 'swarm-restart'] : ['swarm-assign'] });
     }
   }
   cases.push(

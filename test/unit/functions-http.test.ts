@@ -65,7 +65,7 @@ describe('assign over HTTP', () => {
     ['unknown type', ceHeaders('com.example.unknown'), '{}', 422, /com\.example\.unknown/],
     ['wrong content type', { ...ceHeaders('dev.knative.apiserver.resource.add'), 'content-type': 'text/plain' }, 'x', 415, /content type/],
     ['object not what the type says', ceHeaders('dev.knative.apiserver.resource.add'), '{"kind":"Swarm"}', 422, /metadata|apiVersion/],
-    ['a Pod event sent to assign', ceHeaders('dev.knative.apiserver.resource.update'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'swarm-worker-0', namespace: 'ns' } }), 422, /does not handle Pod/],
+    ['its own reply sent back to assign', ceHeaders('info.k8slab.swarm.assignment.changed'), JSON.stringify({ swarm: { namespace: 'ns', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] }), 422, /does not handle assignment.changed/],
   ])('rejects %s with a final 4xx naming the problem and writes nothing', async (_what, headers, body, status, problem) => {
     const writes = kube.writes.length;
     const res = await post(headers as Record<string, string>, body);

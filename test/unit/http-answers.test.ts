@@ -101,7 +101,7 @@ const rows: Row[] = [
   // Well formed, but not an event Swarm can act on: 422.
   { what: 'an unknown type', req: binary('com.example.unknown', '{}'), status: 422, error: 'unknown event type "com.example.unknown"' },
   { what: 'data not what the type says', req: binary(ADD, { kind: 'Swarm' }), status: 422, error: 'missing apiVersion' },
-  { what: 'a Pod event sent to assign', req: binary(ADD, podOwnedBy('swarm-worker')), status: 422, error: 'does not handle Pod' },
+  { what: 'a StatefulSet event sent to restart', fn: 'restart', req: binary(ADD, statefulSetNamed('swarm-worker')), status: 422, error: 'does not handle StatefulSet' },
   { what: 'a resync ping without a namespace', req: binary(PING, { hello: 'world' }), status: 422, error: 'not a resync ping: missing namespace' },
   { what: 'a resync ping whose data is a list', req: binary(PING, ['swarm']), status: 422, error: 'data must be {"namespace": "<namespace>"}, got an array' },
   { what: 'a resync ping naming namespace ..', req: binary(PING, { namespace: '..' }), status: 422, error: 'data.namespace: "..": not a DNS-1123 label' },
