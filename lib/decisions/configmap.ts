@@ -174,7 +174,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
   const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
   // A StatefulSet pod replaced under its own name, or any crash-looping worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
-  const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replaced: !pool }) : undefined;
+  const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
   const target = custody?.target ?? result.assignment;
   const staged = held ? stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held }) : { jobs: target, marks: {} };
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });

@@ -54,8 +54,8 @@ export interface Custody {
 /**
  * Make-before-break for a worker whose pod is out of service but still there:
  * - replaced under its own name (a StatefulSet pod deleted, evicted or rolled:
- *   `replaced`; a Deployment's successor takes its predecessor's share instead),
- *   its pod terminating;
+ *   `replacesUnderOwnName`; a Deployment's successor takes its predecessor's
+ *   share instead), its pod terminating;
  * - its container crash-looping: the kubelet itself reports it waits before the
  *   next start (CrashLoopBackOff, 10 s doubling to 5 min), so nothing runs its
  *   jobs meanwhile. A single crash restarted at once is not waited out this way.
@@ -70,10 +70,10 @@ export function inCustody(
   target: Assignment,
   previous: WorkerConfig | undefined,
   facts: (worker: string) => WorkerFacts,
-  options: { replaced: boolean },
+  pool: { replacesUnderOwnName: boolean },
 ): Custody {
   const workers = Object.keys(target);
-  const replaced = (w: string) => options.replaced && !!facts(w).pod?.terminating;
+  const replaced = (w: string) => pool.replacesUnderOwnName && !!facts(w).pod?.terminating;
   const away = workers.filter((w) => (replaced(w) || isCrashLooping(facts(w).pod)) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
   const custodians = workers.filter((w) => isServing(facts(w).pod));

@@ -28,7 +28,7 @@ export function containerPids(podUid: string, containerId: string): number[] {
 }
 
 /** The running container's id (containerd://<id> in its status), by container name or the first. */
-export function runningContainerId(pod: V1Pod, container?: string): string | undefined {
+function runningContainerId(pod: V1Pod, container?: string): string | undefined {
   const status = pod.status?.containerStatuses?.find((c) => container === undefined || c.name === container);
   return status?.state?.running ? status.containerID?.replace(/^[a-z]+:\/\//, '') : undefined;
 }
@@ -69,11 +69,11 @@ export interface CrashLoop {
 export async function crashLoop(readPod: () => Promise<V1Pod>, options: { crashes: number; until?: () => Promise<boolean> }): Promise<CrashLoop> {
   const loop: CrashLoop = { firstCrash: 0, crashes: 0 };
   while (loop.crashes < options.crashes) {
-    const pod = await readPod();
-    if (!crashContainer(pod)) {
-      await new Promise((r) => setTimeout(r, 100));
-      continue;
-    }
+    // Crashed as soon as it runs (a container backing off runs again within 5 min).
+    const pod = await eventually('a running container to crash', async () => {
+      const now = await readPod();
+      return crashContainer(now) ? now : undefined;
+    }, 330_000, 100);
     loop.crashes++;
     loop.firstCrash ||= Date.now();
     const before = restarts(pod);

@@ -104,7 +104,6 @@ export const SCRIPT = {
 } satisfies Record<string, ScriptStep>;
 export const SCRIPT_STEPS: readonly ScriptStep[] = [SCRIPT.scaleUp, SCRIPT.scaleDown, SCRIPT.rollingUpdate, SCRIPT.podDeleted, SCRIPT.crashLoop];
 
-
 /** The script on one pool, in its own namespace. */
 export interface PoolRun {
   readonly pool: PoolKind;
@@ -123,7 +122,6 @@ export interface PoolRun {
 export function poolRun(world: EndToEnd, kubeconfig: string, namespace: string, pool: PoolKind): PoolRun {
   const { core, apps, readSwarm } = apiClients(kubeconfig, namespace);
   const statuses: Swarm['status'][] = [];
-
 
   /** The pods alive by the recorder (not deleted), name → uid. */
   const livePods = (): Map<string, string> =>

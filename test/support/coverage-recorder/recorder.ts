@@ -229,7 +229,7 @@ export async function recordWorkerPods(options: WorkerPodsOptions): Promise<Work
     // A new instance (the first seen, or one restarted in place): followed from its start.
     if (started && status.containerID && following.get(uid)?.containerId !== status.containerID) follow(pod, status.containerID, status.restartCount);
     const finishedAt = status?.state?.terminated?.finishedAt;
-    // Final only when the pod is going away: a container that restarts in place says so with worker.started.
+    // Final only when the pod is going away; otherwise the container is restarted in place (a crash, below).
     const going = phase === 'DELETED' || pod.metadata?.deletionTimestamp !== undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '');
     if (going && finishedAt && !recorder.ends.some((e) => e.source === uid && e.how === 'terminated')) {
       recorder.end({ source: uid, at: new Date(finishedAt).getTime(), how: 'terminated' });
