@@ -221,11 +221,13 @@ async function main(): Promise<void> {
         const e = await events(kc, tree, 'target');
         const a1 = await noOp(tree.assign, e.swarm);
         const a2 = await noOp(tree.assign, e.statefulSet);
+        // A worker's Pod events reach assign too (a crash-looping worker changes no StatefulSet).
+        const a3 = await noOp(tree.assign, e.pod);
         const r1 = await noOp(tree.restart, e.pod);
         const r2 = await noOp(tree.restart, e.changed);
-        put(tree, `assign requests/no-op (Swarm, StatefulSet event) @${swarms}`, `${a1.requests}, ${a2.requests}`);
+        put(tree, `assign requests/no-op (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
         put(tree, `restart requests/no-op (Pod, assignment.changed) @${swarms}`, `${r1.requests}, ${r2.requests}`);
-        put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a1.writes, a2.writes)}, ${Math.max(r1.writes, r2.writes)}`);
+        put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a1.writes, a2.writes, a3.writes)}, ${Math.max(r1.writes, r2.writes)}`);
         put(tree, `no-op CPU ms, assign (StatefulSet event) @${swarms}`, a2.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, restart (Pod event) @${swarms}`, r1.cpuMs.toFixed(1));
         progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests} req ${a2.cpuMs.toFixed(1)} ms, restart ${r1.requests} req ${r1.cpuMs.toFixed(1)} ms`);

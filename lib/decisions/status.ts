@@ -254,8 +254,18 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
       ];
     } else if (missing > 0) {
       phase = 'Pending';
+      // Which workers, and whether their jobs still have owners (a crash-looping worker's peers hold its share).
+      const notReady = names.filter((name) => !isServing(pods.get(name))).map((name) => {
+        const waiting = pods.get(name)?.waiting?.reason;
+        return waiting ? `${name} (${waiting})` : name;
+      });
+      const owners = !coverage
+        ? ''
+        : coverage.uncovered.length === 0
+          ? '; every job runs on an acknowledged worker'
+          : `; ${coverage.uncovered.length} job(s) run by no acknowledged, Ready worker`;
       conditions = [
-        c('Ready', 'False', 'PodsNotReady', `${readyReplicas}/${replicas} workers ready`),
+        c('Ready', 'False', 'PodsNotReady', `${readyReplicas}/${replicas} workers ready` + (notReady.length > 0 ? ` (not ready: ${summariseWorkers(notReady)})` : '') + owners),
         c('Progressing', 'True', 'WaitingForPods', `${missing} worker(s) not ready yet`),
         degraded,
       ];

@@ -227,6 +227,13 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
     const stage2 = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage1, pods: looping, leases: custodians }));
     expect(configOf(stage2).workloads['swarm-worker-1']!.jobs).toEqual([]);
     expect(converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: stage2, pods: looping, leases: custodians })).write).toBe('none');
+    // Status names the worker and why, and says its jobs still have owners.
+    const held = computeStatus({ swarm, now: '2026-11-22T00:00:00Z', statefulSet: { ...sts(3), readyReplicas: 2 }, config: configOf(stage2), pods: looping, leases: custodians });
+    expect(held.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PodsNotReady',
+      message: '2/3 workers ready (not ready: swarm-worker-1 (CrashLoopBackOff)); every job runs on an acknowledged worker',
+    });
 
     // It runs again (same pod, same uid): a share back at once, the peers keep theirs (releasing) until it acknowledges.
     const again = [three[0]!, three[1]!, three[2]!];
