@@ -1,6 +1,7 @@
 // assign: Swarm, StatefulSet, Deployment, worker Pod, Lease (acknowledgement) and worker ConfigMap events,
 // and the periodic resync ping, in → the Swarm's worker ConfigMap and status
-// converged → `assignment.changed` replied when restarts are due.
+// converged → `assignment.changed` replied when restarts are due (the one way
+// `restart` hears of a change, besides the resync ping).
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
@@ -8,7 +9,7 @@ import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assig
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
-import { boundedAll } from '../../lib/reconcilers/bounded.js';
+import { RESYNC_CONCURRENCY, boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { FunctionResponse, SwarmFunction } from '../function.js';
 
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
@@ -41,9 +42,6 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
     },
   };
 }
-
-/** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
-const RESYNC_CONCURRENCY = 4;
 
 const summarize = (o: AssignOutcome) => ({
   swarm: keyString(o.key),

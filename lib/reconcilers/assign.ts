@@ -36,8 +36,10 @@ export interface AssignOutcome {
   /** API writes made by this reconcile (0 for a no-op). */
   writes: number;
   /**
-   * Restarts are outstanding: tell `restart`. True also when nothing changed
-   * now, so a notification lost after an earlier write is sent again.
+   * Restarts are outstanding (steps in the restart bookkeeping): tell `restart`,
+   * which hears of changes only this way and by the resync ping. True on every
+   * reconcile while they are, so a notification lost after an earlier write is
+   * sent again; never under policy None, which records no steps.
    */
   notify: boolean;
 }
@@ -53,7 +55,8 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
   } catch (err) {
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
-    // A change written before the refusal (say, of the status) is still announced.
+    // A change written before the refusal is still announced (its bookkeeping
+    // unread here: at worst `restart` wakes to find nothing to do).
     const published = carry.published;
     return {
       key,
@@ -69,7 +72,7 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
   }
   const published = carry.published;
   return published && outcome.result === 'unchanged'
-    ? { ...outcome, result: 'changed', changedWorkers: published.changedWorkers, moved: published.moved, writes: carry.writes, notify: true }
+    ? { ...outcome, result: 'changed', changedWorkers: published.changedWorkers, moved: published.moved, writes: carry.writes }
     : { ...outcome, writes: carry.writes };
 }
 
@@ -181,7 +184,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     changedWorkers: published ? decision.changedWorkers : [],
     moved: published ? decision.moves.length : 0,
     size: sizeOf(decision.config),
-    notify: published || (status.workers ?? []).some((w) => w.restartPending),
+    notify: workspace.steps.length > 0,
   };
 }
 

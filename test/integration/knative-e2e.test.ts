@@ -237,9 +237,10 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
     progress(`the trace of the scale-up's restart:\n${formatTrace(tree)}`);
     expect(check.problems).toEqual([]);
     // restart's delete of the loser, as one trace from Knative's ingress too. Usually it is in the
-    // reconcile above; but an event of that pod itself (its status updated around the scale) may
-    // reach restart first, and that reconcile reads the same step and deletes it: it is not the
-    // event that decides (a key, fresh reads), so either trace may hold the delete.
+    // reconcile above; but another event (that pod's own, its status updated around the scale) may
+    // reach assign, whose reply (restarts are due) reaches restart first, and that reconcile reads
+    // the same step and deletes it: it is not the event that decides (a key, fresh reads), so
+    // either trace may hold the delete.
     const loserDeleted: Hop = {
       ...hop('restart-delete'),
       match: (span) => span.startTimeUnixNano >= scaledUpAt && matches(span, { service: 'swarm-restart', name: 'kube DELETE pods', kind: 'client', attributes: { 'kube.name': `${TRACED}-0` } }),

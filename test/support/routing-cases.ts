@@ -34,11 +34,11 @@ export function routingCases(): RoutingCase[] {
   const cases: RoutingCase[] = [];
   for (const verb of ['add', 'update', 'delete'] as const) {
     for (const [kind, object] of Object.entries(objects)) {
-      cases.push({ what: `${kind} ${verb}`, event: apiServerEvent({ verb, mode: 'resource', object }), routes: kind === 'Pod' ? ['swarm-assign', 'swarm-restart'] : ['swarm-assign'] });
+      cases.push({ what: `${kind} ${verb}`, event: apiServerEvent({ verb, mode: 'resource', object }), routes: ['swarm-assign'] });
     }
   }
   cases.push(
-    { what: 'the resync ping (PingSource)', event: resyncPingEvent({ namespace: 'swarm' }), routes: ['swarm-assign'] },
+    { what: 'the resync ping (PingSource)', event: resyncPingEvent({ namespace: 'swarm' }), routes: ['swarm-assign', 'swarm-restart'] },
     {
       what: "assign's assignment.changed reply (never back to assign: no loop)",
       event: assignmentChangedEvent({ swarm: { namespace: 'swarm', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] }),

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { start } from '../../functions/server.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
+import { resyncPingEvent } from '../../lib/events/ping.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import { MemoryKube } from '../support/memory-kube.js';
@@ -30,13 +31,26 @@ describe('FUNCTION=all', () => {
 
     expect((await post('/', message.headers as Record<string, string>, message.body as string)).status).toBe(404);
 
+    // The first assignment restarts nobody: no reply.
+    const first = await post('/functions/assign', message.headers as Record<string, string>, message.body as string);
+    expect(first.status).toBe(202);
+    expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 1$/m);
+
+    // A third worker changes the running pods' shares (policy Restart): assign tells restart, which deletes a pod.
+    kube.setStatefulSet('ns', 'swarm-worker', 3);
+    kube.startPod('ns', 'swarm-worker', 2);
     const assigned = await post('/functions/assign', message.headers as Record<string, string>, message.body as string);
     expect(assigned.status).toBe(200);
     expect(assigned.headers.get('ce-type')).toBe('info.k8slab.swarm.assignment.changed');
-    expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 1$/m);
+    expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 2$/m);
 
     const reply = Object.fromEntries([...assigned.headers].filter(([h]) => h.startsWith('ce-') || h === 'content-type'));
     const restarted = await post('/functions/restart', reply, await assigned.text());
     expect(restarted.status).toBe(202);
+    expect(kube.writes.some((w) => w.op === 'deletePod')).toBe(true);
+
+    // The resync ping reaches restart too (the Trigger's other filter).
+    const ping = HTTP.binary(resyncPingEvent({ namespace: 'ns' }));
+    expect((await post('/functions/restart', ping.headers as Record<string, string>, ping.body as string)).status).toBe(202);
   });
 });

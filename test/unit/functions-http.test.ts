@@ -29,6 +29,36 @@ async function serve(fn: 'assign' | 'restart', kube: MemoryKube) {
   return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+describe('assign over HTTP: the reply to restart', () => {
+  it('replies assignment.changed in binary mode while restarts are due, the same event again on a duplicate', async () => {
+    const kube = new MemoryKube();
+    kube.addSwarm(swarmObject);
+    kube.setStatefulSet('ns', 'swarm-worker', 2);
+    kube.startPod('ns', 'swarm-worker', 0);
+    kube.startPod('ns', 'swarm-worker', 1);
+    const host = await serve('assign', kube);
+    try {
+      const post = (id: string) => fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update', id), body: JSON.stringify(swarmObject) });
+      expect((await post('e1')).status).toBe(202);
+      // A third worker: the shares of running pods change, and policy Restart (the default) restarts them.
+      kube.setStatefulSet('ns', 'swarm-worker', 3);
+      kube.startPod('ns', 'swarm-worker', 2);
+      const res = await post('e2');
+      expect(res.status).toBe(200);
+      const reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() }) as { id: string };
+      expect(reply).toMatchObject({ type: 'info.k8slab.swarm.assignment.changed', data: { swarm: { namespace: 'ns', name: 'swarm' }, version: 2 } });
+      // Until the restarts are done, every reconcile tells restart again (a lost reply is resent), as the same event.
+      const writes = kube.writes.length;
+      const dup = await post('e2');
+      expect(dup.status).toBe(200);
+      expect(dup.headers.get('ce-id')).toBe(reply.id);
+      expect(kube.writes.length).toBe(writes);
+    } finally {
+      await host.close();
+    }
+  });
+});
+
 describe('assign over HTTP', () => {
   const kube = new MemoryKube();
   let host: Awaited<ReturnType<typeof serve>>;
@@ -48,15 +78,14 @@ describe('assign over HTTP', () => {
     expect((await fetch(`${host.url}/readyz`)).status).toBe(200);
   });
 
-  it('replies to a Swarm event with assignment.changed in binary mode, then 202 with no reply on a duplicate', async () => {
+  it('answers a Swarm event that restarts nobody 202 with no reply (restart is not woken), and a duplicate writes nothing', async () => {
     const res = await post(ceHeaders('dev.knative.apiserver.resource.add'), JSON.stringify(swarmObject));
-    expect(res.status).toBe(200);
-    const reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() });
-    expect(reply).toMatchObject({ type: 'info.k8slab.swarm.assignment.changed', data: { swarm: { namespace: 'ns', name: 'swarm' }, version: 1 } });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('ce-type')).toBeNull();
+    expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 1$/m);
     const writes = kube.writes.length;
     const dup = await post(ceHeaders('dev.knative.apiserver.resource.add'), JSON.stringify(swarmObject));
     expect(dup.status).toBe(202);
-    expect(dup.headers.get('ce-type')).toBeNull();
     expect(kube.writes.length).toBe(writes);
   });
 

@@ -105,7 +105,7 @@ const rows: Row[] = [
   { what: 'a resync ping without a namespace', req: binary(PING, { hello: 'world' }), status: 422, error: 'not a resync ping: missing namespace' },
   { what: 'a resync ping whose data is a list', req: binary(PING, ['swarm']), status: 422, error: 'data must be {"namespace": "<namespace>"}, got an array' },
   { what: 'a resync ping naming namespace ..', req: binary(PING, { namespace: '..' }), status: 422, error: 'data.namespace: "..": not a DNS-1123 label' },
-  { what: 'a resync ping sent to restart', fn: 'restart', req: binary(PING, { namespace: 'ns' }), status: 422, error: 'does not handle resync ping' },
+  { what: 'a Pod event sent to restart (Pod events go to assign alone)', fn: 'restart', req: binary(ADD, podOwnedBy('swarm-worker')), status: 422, error: 'does not handle Pod' },
   { what: 'a kind Swarm does not watch', req: binary(ADD, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c', namespace: 'ns' } }), status: 422, error: 'unsupported kind Secret' },
 
   // Names the apiserver would refuse: 422 naming the field, before any API call.
@@ -122,8 +122,8 @@ const rows: Row[] = [
   { what: 'StatefulSet name of 64 characters', req: binary(ADD, statefulSetNamed('s'.repeat(64))), status: 422, error: 'not a DNS-1123 label' },
   { what: 'ref mode, name ..', req: binary(REF_UPDATE, { apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', name: '..', namespace: 'ns' }), status: 422, error: 'data.name: "..": not a DNS-1123 subdomain' },
   { what: 'ref mode, namespace ..', req: binary(REF_UPDATE, { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'w', namespace: '..' }), status: 422, error: 'data.namespace: "..": not a DNS-1123 label' },
-  { what: 'Pod name ..', fn: 'restart', req: binary(ADD, { ...podOwnedBy('swarm-worker'), metadata: { name: '..', namespace: 'ns' } }), status: 422, error: 'data.metadata.name: "..": not a DNS-1123 subdomain' },
-  { what: 'Pod owned by StatefulSet ..', fn: 'restart', req: binary(ADD, podOwnedBy('..')), status: 422, error: 'ownerReferences[].name (the owning StatefulSet): "..": not a DNS-1123 label' },
+  { what: 'Pod name ..', req: binary(ADD, { ...podOwnedBy('swarm-worker'), metadata: { name: '..', namespace: 'ns' } }), status: 422, error: 'data.metadata.name: "..": not a DNS-1123 subdomain' },
+  { what: 'Pod owned by StatefulSet ..', req: binary(ADD, podOwnedBy('..')), status: 422, error: 'ownerReferences[].name (the owning StatefulSet): "..": not a DNS-1123 label' },
   { what: 'assignment.changed, Swarm name ..', fn: 'restart', req: changed({ name: '..' }), status: 422, error: 'data.swarm.name: "..": not a DNS-1123 subdomain' },
   { what: 'assignment.changed, namespace ..', fn: 'restart', req: changed({ namespace: '..' }), status: 422, error: 'data.swarm.namespace: "..": not a DNS-1123 label' },
   { what: 'assignment.changed, worker ..', fn: 'restart', req: changed({}, ['swarm-worker-0', '..']), status: 422, error: 'data.workers[1]: "..": not a DNS-1123 subdomain' },
