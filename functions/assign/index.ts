@@ -1,7 +1,7 @@
 // assign: Swarm, StatefulSet, Deployment, worker Pod, Lease (acknowledgement) and worker ConfigMap events,
 // and the periodic resync ping, in → the Swarm's worker ConfigMap and status
-// converged → `assignment.changed` replied when restarts are due (the one way
-// `restart` hears of a change, besides the resync ping).
+// converged → `assignment.changed` replied while restarts are due (the one way
+// `restart` hears of them).
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
@@ -30,8 +30,11 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
       );
       runs.forEach((r) => onOutcome?.(r.value));
       const summary = { function: 'assign', swarms: runs.map((r) => ({ ...summarize(r.value), coalesced: r.shared })) };
-      // One reply per response (Knative takes one); a coalesced caller leaves it to the first.
-      const notify = runs.find((r) => !r.shared && r.value.notify && r.value.swarmUid && r.value.version !== undefined)?.value;
+      // One reply per response (Knative takes one); a coalesced caller leaves it to the first. A
+      // resync may find several Swarms with restarts due: one drawn at random is told, so none is
+      // starved by another that stays due (a stuck rollout); their own events tell restart too.
+      const due = runs.filter((r) => !r.shared && r.value.notify && r.value.swarmUid && r.value.version !== undefined).map((r) => r.value);
+      const notify = due[Math.floor(Math.random() * due.length)];
       if (!notify) return { status: 202, summary };
       const reply = assignmentChangedEvent({
         swarm: { namespace: notify.key.namespace, name: notify.key.name, uid: notify.swarmUid ?? '' },

@@ -38,7 +38,7 @@ export function routingCases(): RoutingCase[] {
     }
   }
   cases.push(
-    { what: 'the resync ping (PingSource)', event: resyncPingEvent({ namespace: 'swarm' }), routes: ['swarm-assign', 'swarm-restart'] },
+    { what: 'the resync ping (PingSource)', event: resyncPingEvent({ namespace: 'swarm' }), routes: ['swarm-assign'] },
     {
       what: "assign's assignment.changed reply (never back to assign: no loop)",
       event: assignmentChangedEvent({ swarm: { namespace: 'swarm', name: 'swarm-worker', uid: 'u' }, version: 2, workers: ['swarm-worker-0'] }),

@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HTTP } from 'cloudevents';
 import { start } from '../../functions/server.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
-import { resyncPingEvent } from '../../lib/events/ping.js';
 import { createLogger } from '../../lib/observability/logger.js';
 import { createMetrics } from '../../lib/observability/metrics.js';
 import { MemoryKube } from '../support/memory-kube.js';
@@ -48,9 +47,5 @@ describe('FUNCTION=all', () => {
     const restarted = await post('/functions/restart', reply, await assigned.text());
     expect(restarted.status).toBe(202);
     expect(kube.writes.some((w) => w.op === 'deletePod')).toBe(true);
-
-    // The resync ping reaches restart too (the Trigger's other filter).
-    const ping = HTTP.binary(resyncPingEvent({ namespace: 'ns' }));
-    expect((await post('/functions/restart', ping.headers as Record<string, string>, ping.body as string)).status).toBe(202);
   });
 });

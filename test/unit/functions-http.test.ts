@@ -1,7 +1,7 @@
 // The HTTP host: answers chosen for Knative's dispatcher, reply events in binary mode.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HTTP } from 'cloudevents';
 import express from 'express';
 import { createApp } from '../../functions/app.js';
@@ -54,6 +54,39 @@ describe('assign over HTTP: the reply to restart', () => {
       expect(dup.headers.get('ce-id')).toBe(reply.id);
       expect(kube.writes.length).toBe(writes);
     } finally {
+      await host.close();
+    }
+  });
+});
+
+describe('assign over HTTP: a resync with restarts due in several Swarms', () => {
+  it('tells restart of one per ping, drawn at random, so one that stays due starves none', async () => {
+    const kube = new MemoryKube();
+    for (const name of ['a', 'b']) {
+      kube.addSwarm(swarmOf({ statefulSetName: `${name}-worker`, configMapName: `${name}-config` }, name));
+      kube.setStatefulSet('ns', `${name}-worker`, 2);
+      kube.startPod('ns', `${name}-worker`, 0);
+      kube.startPod('ns', `${name}-worker`, 1);
+    }
+    const host = await serve('assign', kube);
+    const ping = () => fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.sources.ping'), body: JSON.stringify({ namespace: 'ns' }) });
+    const random = vi.spyOn(Math, 'random');
+    try {
+      expect((await ping()).status).toBe(202); // first assignments: nobody to restart
+      for (const name of ['a', 'b']) {
+        kube.setStatefulSet('ns', `${name}-worker`, 3);
+        kube.startPod('ns', `${name}-worker`, 2);
+      }
+      const told = [];
+      for (const draw of [0, 0.99]) {
+        random.mockReturnValueOnce(draw);
+        const res = await ping();
+        expect(res.status).toBe(200);
+        told.push((HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() }) as { data: { swarm: { name: string } } }).data.swarm.name);
+      }
+      expect(told).toEqual(['a', 'b']);
+    } finally {
+      random.mockRestore();
       await host.close();
     }
   });

@@ -105,6 +105,7 @@ const rows: Row[] = [
   { what: 'a resync ping without a namespace', req: binary(PING, { hello: 'world' }), status: 422, error: 'not a resync ping: missing namespace' },
   { what: 'a resync ping whose data is a list', req: binary(PING, ['swarm']), status: 422, error: 'data must be {"namespace": "<namespace>"}, got an array' },
   { what: 'a resync ping naming namespace ..', req: binary(PING, { namespace: '..' }), status: 422, error: 'data.namespace: "..": not a DNS-1123 label' },
+  { what: 'a resync ping sent to restart', fn: 'restart', req: binary(PING, { namespace: 'ns' }), status: 422, error: 'does not handle resync ping' },
   { what: 'a Pod event sent to restart (Pod events go to assign alone)', fn: 'restart', req: binary(ADD, podOwnedBy('swarm-worker')), status: 422, error: 'does not handle Pod' },
   { what: 'a kind Swarm does not watch', req: binary(ADD, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c', namespace: 'ns' } }), status: 422, error: 'unsupported kind Secret' },
 
