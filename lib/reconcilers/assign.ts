@@ -37,9 +37,9 @@ export interface AssignOutcome {
   writes: number;
   /**
    * Restarts are outstanding (steps in the restart bookkeeping): tell `restart`,
-   * which hears of changes only this way and by the resync ping. True on every
-   * reconcile while they are, so a notification lost after an earlier write is
-   * sent again; never under policy None, which records no steps.
+   * which hears of them only this way. True on every reconcile while they are,
+   * so a notification lost after an earlier write is sent again (the resync
+   * ping brings a next reconcile); never under policy None, which records no steps.
    */
   notify: boolean;
 }

@@ -1,7 +1,7 @@
 // Many reconciles for one event (a resync names every Swarm of a namespace),
 // a few at a time, none stopping the others.
 
-/** Reconciles in flight at once for one event, in each function. */
+/** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
 export const RESYNC_CONCURRENCY = 4;
 
 /**
