@@ -9,7 +9,7 @@ import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assig
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
-import { RESYNC_CONCURRENCY, boundedAll } from '../../lib/reconcilers/bounded.js';
+import { boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { FunctionResponse, SwarmFunction } from '../function.js';
 
 export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcome?: (o: AssignOutcome) => void): SwarmFunction {
@@ -45,6 +45,9 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
     },
   };
 }
+
+/** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
+const RESYNC_CONCURRENCY = 4;
 
 const summarize = (o: AssignOutcome) => ({
   swarm: keyString(o.key),

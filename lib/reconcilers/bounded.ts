@@ -1,9 +1,6 @@
 // Many reconciles for one event (a resync names every Swarm of a namespace),
 // a few at a time, none stopping the others.
 
-/** Reconciles in flight at once for one event (a resync names every Swarm of a namespace). */
-export const RESYNC_CONCURRENCY = 4;
-
 /**
  * Runs every task, at most `limit` at a time; rejects with the first failure
  * once all have settled (the broker then retries the event; reconciles are idempotent).
