@@ -29,20 +29,23 @@ async function serve(fn: 'assign' | 'restart', kube: MemoryKube) {
   return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** A StatefulSet of `replicas` running pods in ns, grown from `from` (its pods below that already run). */
+function runningPool(kube: MemoryKube, statefulSet: string, replicas: number, from = 0): void {
+  kube.setStatefulSet('ns', statefulSet, replicas);
+  for (let ordinal = from; ordinal < replicas; ordinal++) kube.startPod('ns', statefulSet, ordinal);
+}
+
 describe('assign over HTTP: the reply to restart', () => {
   it('replies assignment.changed in binary mode while restarts are due, the same event again on a duplicate', async () => {
     const kube = new MemoryKube();
     kube.addSwarm(swarmObject);
-    kube.setStatefulSet('ns', 'swarm-worker', 2);
-    kube.startPod('ns', 'swarm-worker', 0);
-    kube.startPod('ns', 'swarm-worker', 1);
+    runningPool(kube, 'swarm-worker', 2);
     const host = await serve('assign', kube);
     try {
       const post = (id: string) => fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update', id), body: JSON.stringify(swarmObject) });
       expect((await post('e1')).status).toBe(202);
       // A third worker: the shares of running pods change, and policy Restart (the default) restarts them.
-      kube.setStatefulSet('ns', 'swarm-worker', 3);
-      kube.startPod('ns', 'swarm-worker', 2);
+      runningPool(kube, 'swarm-worker', 3, 2);
       const res = await post('e2');
       expect(res.status).toBe(200);
       const reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() }) as { id: string };
@@ -64,19 +67,14 @@ describe('assign over HTTP: a resync with restarts due in several Swarms', () =>
     const kube = new MemoryKube();
     for (const name of ['a', 'b']) {
       kube.addSwarm(swarmOf({ statefulSetName: `${name}-worker`, configMapName: `${name}-config` }, name));
-      kube.setStatefulSet('ns', `${name}-worker`, 2);
-      kube.startPod('ns', `${name}-worker`, 0);
-      kube.startPod('ns', `${name}-worker`, 1);
+      runningPool(kube, `${name}-worker`, 2);
     }
     const host = await serve('assign', kube);
     const ping = () => fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.sources.ping'), body: JSON.stringify({ namespace: 'ns' }) });
     const random = vi.spyOn(Math, 'random');
     try {
       expect((await ping()).status).toBe(202); // first assignments: nobody to restart
-      for (const name of ['a', 'b']) {
-        kube.setStatefulSet('ns', `${name}-worker`, 3);
-        kube.startPod('ns', `${name}-worker`, 2);
-      }
+      for (const name of ['a', 'b']) runningPool(kube, `${name}-worker`, 3, 2);
       const told = [];
       for (const draw of [0, 0.99]) {
         random.mockReturnValueOnce(draw);
@@ -97,9 +95,7 @@ describe('assign over HTTP', () => {
   let host: Awaited<ReturnType<typeof serve>>;
   beforeAll(async () => {
     kube.addSwarm(swarmObject);
-    kube.setStatefulSet('ns', 'swarm-worker', 2);
-    kube.startPod('ns', 'swarm-worker', 0);
-    kube.startPod('ns', 'swarm-worker', 1);
+    runningPool(kube, 'swarm-worker', 2);
     host = await serve('assign', kube);
   });
   afterAll(() => host.close());
