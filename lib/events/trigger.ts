@@ -135,6 +135,9 @@ export function toTrigger(event: EventLike): Trigger {
     // A hint only (the list it selects is read fresh); an invalid one is the Swarm's problem to report, not the event's.
     const hint = (object.spec as { statefulSetName?: unknown } | undefined)?.statefulSetName;
     if (typeof hint === 'string' && nameProblem('StatefulSet', hint) === undefined) trigger.statefulSetName = hint;
+    const generation = object.metadata.generation;
+    const observed = (object.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+    if (verb === 'update' && Number.isSafeInteger(generation) && generation === observed) trigger.generationObserved = true;
   }
   if (kind === 'Pod') {
     const owner = owningStatefulSet(object);

@@ -77,6 +77,14 @@ export interface ApiServerTrigger {
    * reads the Swarm; a stale hint costs a second read, never a wrong answer.
    */
   statefulSetName?: string;
+  /**
+   * For a Swarm update: the event's copy had status.observedGeneration equal to
+   * metadata.generation (resource mode only). Only `assign` writes that field,
+   * after reconciling that generation, so such an update is the echo of its own
+   * status write (or a change of labels, annotations or status, which decide
+   * nothing): nothing to observe (lib/reconcilers/keys.ts).
+   */
+  generationObserved?: true;
   /** For a ConfigMap: the Swarm it belongs to, from its controller reference or its k8slab.info/swarm label (resource mode only). */
   swarm?: string;
 }

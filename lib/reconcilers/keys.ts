@@ -1,5 +1,6 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
-// their Swarm, a ConfigMap event its owner (controller reference or label); a
+// their Swarm (none for a Swarm update whose copy shows its generation already
+// observed: assign's own status write), a ConfigMap event its owner (controller reference or label); a
 // resync ping names a namespace, whose Swarms are listed (names only).
 // StatefulSet, Pod and Lease (a worker's acknowledgement, named after its pod)
 // events are mapped through the Swarms naming that StatefulSet, listed fresh
@@ -34,6 +35,9 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigge
   }
   if (trigger.kind === 'ConfigMap') return trigger.swarm ? [{ key: { namespace: trigger.namespace, name: trigger.swarm } }] : [];
   if (trigger.kind === 'Swarm') {
+    // assign's own status write coming back: that generation is reconciled, and
+    // whatever changed since has its own event (or the resync's). Nothing to read.
+    if (trigger.generationObserved) return [];
     const key = { namespace: trigger.namespace, name: trigger.name };
     // The Swarms naming the StatefulSet the event's copy named: if the Swarm is
     // among them, that one list is its read and its claim check (observe.ts).

@@ -52,6 +52,26 @@ describe('toTrigger', () => {
     }
   });
 
+  it('marks a Swarm update whose copy shows its generation observed (assign\'s own status write), and nothing else', () => {
+    const at = (generation: unknown, observedGeneration: unknown): KubeObject => ({
+      ...swarm,
+      metadata: { ...swarm.metadata, generation },
+      status: { observedGeneration },
+    });
+    const marked = (verb: 'add' | 'update' | 'delete', mode: 'resource' | 'ref', object: KubeObject) => {
+      const trigger = toTrigger(apiServerEvent({ verb, mode, object }));
+      return trigger.source === 'apiserver' && trigger.generationObserved === true;
+    };
+    expect(marked('update', 'resource', at(3, 3))).toBe(true);
+    // A spec change not yet reconciled; no status yet; not numbers; a creation or a deletion; no copy at all.
+    expect(marked('update', 'resource', at(4, 3))).toBe(false);
+    expect(marked('update', 'resource', swarm)).toBe(false);
+    expect(marked('update', 'resource', at('3', '3'))).toBe(false);
+    expect(marked('add', 'resource', at(3, 3))).toBe(false);
+    expect(marked('delete', 'resource', at(3, 3))).toBe(false);
+    expect(marked('update', 'ref', at(3, 3))).toBe(false);
+  });
+
   it('rejects a resource event whose ownerReferences are not a list', () => {
     const bad = { ...pod(), metadata: { ...pod().metadata, ownerReferences: 'worker' } } as unknown as KubeObject;
     expect(() => toTrigger({ type: 'dev.knative.apiserver.resource.add', data: bad })).toThrow(/ownerReferences must be a list/);
