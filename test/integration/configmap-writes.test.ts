@@ -1,10 +1,13 @@
 // The assign function's writes on the real API server, running under its own
 // ServiceAccount: what other owners put on the ConfigMap survives, the largest
 // Swarm the schema allows is stored and assigned, an oversize config is refused
-// before it is sent, and a real RBAC refusal is recorded instead of retried.
+// before it is sent, a real RBAC refusal is recorded instead of retried, and
+// the Swarm as the API server holds it after assign's status write is read as
+// that write's echo (nothing to reconcile) until its spec changes.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
 import { assignFunction } from '../../functions/assign/index.js';
+import { apiServerEvent, toTrigger } from '../../lib/events/index.js';
 import { LIMITS } from '../../lib/api/schema.js';
 import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
@@ -99,6 +102,24 @@ describe('ConfigMap writes on the real API server', () => {
     const stale = { name: 'shared-config', namespace: NS, resourceVersion: String(Number(cm.metadata!.resourceVersion) - 1), data: { 'config.yml': 'stale' } };
     await expect(asAssign.kube.patchConfigMap(stale)).rejects.toMatchObject({ kind: 'Conflict', status: 409 });
     expect((await getConfigMap('shared-config')).data?.['config.yml']).toBe(cm.data?.['config.yml']);
+  });
+
+  it("a Swarm update carrying assign's own status write is its echo: nothing read; a spec change is reconciled", async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('echo', 2));
+    await applySwarm(swarm('echo', seedStreams.slice(0, 6)));
+    const fn = assignFunction(asAssign, createCoalescer());
+    expect((await fn.handle(trigger('echo'))).summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]);
+    // The object as the API server holds it after assign's status write, as the ApiServerSource would send it.
+    const asSent = async () => toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: (await getSwarm('echo')) as never }));
+    const echo = await asSent();
+    expect(echo).toMatchObject({ kind: 'Swarm', name: 'echo', generationObserved: true });
+    expect((await fn.handle(echo)).summary.swarms).toEqual([]);
+    // A spec change bumps the generation past the one status observed.
+    await applySwarm(swarm('echo', seedStreams.slice(0, 7)));
+    const change = await asSent();
+    expect(change).not.toHaveProperty('generationObserved');
+    expect((await fn.handle(change)).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
+    expect(await asSent()).toMatchObject({ generationObserved: true });
   });
 
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
