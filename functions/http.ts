@@ -70,7 +70,8 @@ export function eventRoute(options: EventRouteOptions) {
         },
       );
       options.log.info(
-        { event: event.id, type: event.type, function: chosen.name, ...result.summary, ms: Math.round(performance.now() - started) },
+        // The subject (an ApiServerSource event's object path) says which object a log line answers.
+        { event: event.id, type: event.type, ...(event.subject ? { subject: event.subject } : {}), function: chosen.name, ...result.summary, ms: Math.round(performance.now() - started) },
         'handled',
       );
       if (result.reply) {
