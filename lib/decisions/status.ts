@@ -255,15 +255,13 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     } else if (missing > 0) {
       phase = 'Pending';
       // Which workers, and whether their jobs still have owners (a crash-looping worker's peers hold its share).
-      const notReady = names.filter((name) => !isServing(pods.get(name))).map((name) => {
-        const waiting = pods.get(name)?.waiting?.reason;
-        return waiting ? `${name} (${waiting})` : name;
+      const notReady = names.flatMap((name) => {
+        const pod = pods.get(name);
+        if (isServing(pod)) return [];
+        return [pod?.waiting ? `${name} (${pod.waiting.reason})` : name];
       });
-      const owners = !coverage
-        ? ''
-        : coverage.uncovered.length === 0
-          ? '; every job runs on an acknowledged worker'
-          : `; ${coverage.uncovered.length} job(s) run by no acknowledged, Ready worker`;
+      let owners = '';
+      if (coverage) owners = coverage.uncovered.length === 0 ? '; every job runs on an acknowledged worker' : `; ${coverage.uncovered.length} job(s) run by no acknowledged, Ready worker`;
       conditions = [
         c('Ready', 'False', 'PodsNotReady', `${readyReplicas}/${replicas} workers ready` + (notReady.length > 0 ? ` (not ready: ${summariseWorkers(notReady)})` : '') + owners),
         c('Progressing', 'True', 'WaitingForPods', `${missing} worker(s) not ready yet`),

@@ -1,7 +1,8 @@
 // Trigger → the Swarms to reconcile. Swarm and assignment.changed events name
 // their Swarm (none for a Swarm update whose copy shows its generation already
-// observed: assign's own status write), a ConfigMap event its owner (controller reference or label); a
-// resync ping names a namespace, whose Swarms are listed (names only).
+// observed: assign's own status write), a ConfigMap event its owner (controller
+// reference or label); a resync ping names a namespace, whose Swarms are listed
+// (names only).
 // StatefulSet, Pod and Lease (a worker's acknowledgement, named after its pod)
 // events are mapped through the Swarms naming that StatefulSet, listed fresh
 // with a field selector (the event's own copy of the object may be stale), and
