@@ -1,8 +1,9 @@
 // ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
 // and pods; decide the desired ConfigMap, the refresh hints for hot-reloading
 // workers, the StatefulSet's size (with spec.replicas) and status (pure);
-// write what differs, the ConfigMap first.
-import type { Swarm } from '../api/types.js';
+// write what differs, the ConfigMap first; after a status write, observe and
+// decide once more (its echo is not reconciled, keys.ts).
+import type { Swarm, SwarmStatus } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
 import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decisions/scale.js';
@@ -48,10 +49,18 @@ export interface AssignOutcome {
 export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<AssignOutcome> {
   // Carried across conflict retries: a change written by an attempt whose
   // status write then conflicted is still this reconcile's change.
-  const carry: Carry = { writes: 0 };
+  const carry: Carry = { writes: 0, statusWritten: false };
+  const what = `assign ${key.namespace}/${key.name}`;
   let outcome: AssignOutcome;
   try {
-    outcome = await retryOnConflict(env, `assign ${key.namespace}/${key.name}`, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined));
+    outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined));
+    // A status write is judged from reads another instance may have outrun: it
+    // saw a later change first, found the status before this write already
+    // agreeing, and wrote nothing. The write's echo is not reconciled (keys.ts),
+    // so the writer looks once more, afresh, after its write landed.
+    for (let round = 0; carry.statusWritten && round < CONFIRMATIONS; round++) {
+      outcome = await retryOnConflict(env, what, () => assignOnce(env, key, carry, undefined));
+    }
   } catch (err) {
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
@@ -70,19 +79,48 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
       ...(published ? { swarmUid: published.swarmUid, version: published.version } : {}),
     };
   }
+  // A change written by an earlier attempt, or before the confirming look, is still this reconcile's.
   const published = carry.published;
-  return published && outcome.result === 'unchanged'
-    ? { ...outcome, result: 'changed', changedWorkers: published.changedWorkers, moved: published.moved, writes: carry.writes }
-    : { ...outcome, writes: carry.writes };
+  if (!published) return { ...outcome, writes: carry.writes };
+  return {
+    ...outcome,
+    ...(outcome.result === 'unchanged' ? { result: 'changed' as const, changedWorkers: published.changedWorkers, moved: published.moved } : {}),
+    ...(outcome.version === undefined ? { version: published.version } : {}),
+    ...(outcome.size === undefined && published.size ? { size: published.size } : {}),
+    writes: carry.writes,
+  };
 }
 
 interface Carry {
   writes: number;
-  published?: { changedWorkers: string[]; moved: number; swarmUid: string; version: number };
+  /** The last attempt wrote status (the reconcile then confirms it). */
+  statusWritten: boolean;
+  published?: Published;
 }
+
+interface Published {
+  changedWorkers: string[];
+  moved: number;
+  swarmUid: string;
+  version: number;
+  size?: AssignOutcome['size'];
+}
+
+/** A later write in the same reconcile (a retry, a confirming look) adds to what it announces. */
+const publish = (before: Published | undefined, now: Published): Published =>
+  before ? { ...now, changedWorkers: [...new Set([...before.changedWorkers, ...now.changedWorkers])], moved: before.moved + now.moved } : now;
+
+/** Observations after a status write, at most (each one that writes status again asks for the next). */
+const CONFIRMATIONS = 2;
 
 async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
+  carry.statusWritten = false;
+  const statusWrite = async (swarm: Swarm, status: SwarmStatus): Promise<void> => {
+    const writes = await writeStatus(env, swarm, status);
+    carry.writes += writes;
+    carry.statusWritten = writes > 0;
+  };
   const obs = await observe(env, key, claimants, 'workers');
   if (!obs) return { ...none, result: 'gone' };
   const now = rfc3339(env.now());
@@ -99,9 +137,9 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
       await env.kube.createConfigMap(first.configMap);
       carry.writes += 1;
       env.onConfigMapWrite?.();
-      carry.published = { changedWorkers: first.changedWorkers, moved: first.moves.length, swarmUid: uid ?? '', version: first.config.version };
+      carry.published = publish(carry.published, { changedWorkers: first.changedWorkers, moved: first.moves.length, swarmUid: uid ?? '', version: first.config.version, size: sizeOf(first.config) });
     }
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [], ...(first ? { config: first.config } : {}) }));
+    await statusWrite(obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [], ...(first ? { config: first.config } : {}) }));
     return {
       ...none,
       result: problem.reason === 'InvalidSpec' ? 'invalid' : 'blocked',
@@ -118,7 +156,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read);
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
-    carry.writes += await writeStatus(env, obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));
+    await statusWrite(obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
@@ -129,7 +167,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     env.onConfigMapWrite?.();
     if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
     if (decision.changed) {
-      carry.published = { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version };
+      carry.published = publish(carry.published, { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version });
     }
   }
 
@@ -171,7 +209,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     unhonouredDedications: decision.unhonoured.length,
     leases,
   });
-  carry.writes += await writeStatus(env, obs.swarm, status);
+  await statusWrite(obs.swarm, status);
 
   // "changed" only when this reconcile wrote the change; one that finds it
   // already written by another instance reports "unchanged".

@@ -98,6 +98,32 @@ describe('assign', () => {
     expect(await reconcileAssign(env, key)).toMatchObject({ result: 'unchanged', writes: 0 });
   });
 
+  it('a status write judged from reads another instance outran is corrected by the look after it', async () => {
+    const { kube, env } = world(3);
+    await reconcileAssign(env, key);
+    const status = () => kube.swarms.get('ns/swarm')!.status!;
+    expect(status()).toMatchObject({ phase: 'Running', readyReplicas: 3 });
+    // Instance A reconciles a pod's readiness flap: it reads swarm-worker-1 not Ready...
+    kube.setReady('ns', 'swarm-worker-1', false);
+    let other: Promise<unknown> | undefined;
+    kube.beforeCall = async (op) => {
+      if (op !== 'replaceSwarmStatus' || other) return;
+      // ...which is Ready again before A's status write lands. Instance B takes that
+      // event, finds status already saying so and writes nothing; A's write then lands.
+      kube.setReady('ns', 'swarm-worker-1', true);
+      other = reconcileAssign(env, key);
+      expect(await other).toMatchObject({ writes: 0 });
+    };
+    // A's status write comes back as an echo, which is not reconciled: A looks again itself.
+    kube.writes = [];
+    await reconcileAssign(env, key);
+    kube.beforeCall = undefined;
+    expect(kube.writes.filter((w) => w.op === 'replaceSwarmStatus')).toHaveLength(2);
+    expect(status()).toMatchObject({ phase: 'Running', readyReplicas: 3 });
+    kube.writes = [];
+    expect(await reconcileAssign(env, key)).toMatchObject({ result: 'unchanged', writes: 0 });
+  });
+
   it('gives up after bounded conflicts with a transient error', async () => {
     const { kube, env } = world();
     kube.fail('createConfigMap', 10, new KubeError('Conflict', 409, 'exists', 'create'));
