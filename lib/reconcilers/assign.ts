@@ -15,7 +15,7 @@ import { readLastChange, readRestarts, type LastChange } from '../decisions/work
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
-import { cachedConfigReader } from './config-cache.js';
+import { cachedConfigReader, rememberWritten } from './config-cache.js';
 import { boundedAll } from './bounded.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
@@ -160,8 +160,12 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
-  if (decision.write === 'create') await env.kube.createConfigMap(decision.configMap);
-  if (decision.write === 'update' && decision.patch) await env.kube.patchConfigMap(decision.patch);
+  const written =
+    decision.write === 'create' ? await env.kube.createConfigMap(decision.configMap) : decision.write === 'update' && decision.patch ? await env.kube.patchConfigMap(decision.patch) : undefined;
+  // The look confirming this reconcile's status write reads it back: it finds it parsed.
+  const configKey = obs.valid.spec.configKey;
+  const text = decision.configMap.data[configKey];
+  if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
   if (decision.write !== 'none') {
     carry.writes += 1;
     env.onConfigMapWrite?.();

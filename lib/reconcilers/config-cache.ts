@@ -7,6 +7,7 @@ import { assign } from '../assignment/index.js';
 import type { AssignResult, Assignment } from '../assignment/types.js';
 import { readConfig, type Assigner, type ConfigRead, type ConfigReader } from '../decisions/configmap.js';
 import type { ConfigMapView } from '../kube/types.js';
+import { assignmentOf, canonical, type WorkerConfig } from '../workerconfig/index.js';
 
 /** Bound on the config text remembered (the parsed copies take a few times as much). */
 const MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
@@ -14,23 +15,45 @@ const MAX_REMEMBERED_CHARS = 8 * 1024 * 1024;
 const remembered = new Map<string, { text: string; read: ConfigRead }>();
 let rememberedChars = 0;
 
+const idOf = (configMap: ConfigMapView | undefined): string | undefined =>
+  configMap?.uid && configMap.resourceVersion ? `${configMap.uid}/${configMap.resourceVersion}` : undefined;
+
 export function cachedConfigReader(configMap: ConfigMapView | undefined): ConfigReader {
-  const id = configMap?.uid && configMap.resourceVersion ? `${configMap.uid}/${configMap.resourceVersion}` : undefined;
+  const id = idOf(configMap);
   return (text) => {
     if (id === undefined || text === undefined) return readConfig(text);
     const hit = remembered.get(id);
     if (hit && hit.text === text) return hit.read;
     const read = readConfig(text);
-    forget(id);
-    remembered.set(id, { text, read });
-    rememberedChars += text.length;
-    // Oldest first (a Map iterates in insertion order).
-    for (const oldest of remembered.keys()) {
-      if (rememberedChars <= MAX_REMEMBERED_CHARS) break;
-      forget(oldest);
-    }
+    remember(id, text, read);
     return read;
   };
+}
+
+/**
+ * The config this instance has just written, as the write's answer names it
+ * (`written`: the ConfigMap with its new resourceVersion): the next read of
+ * that version — the look confirming the write, its echo's reconcile — finds
+ * it parsed. `text` must be what `config` renders to, and is remembered only
+ * if the API server holds exactly it.
+ */
+export function rememberWritten(written: ConfigMapView, key: string, text: string, config: WorkerConfig): void {
+  const id = idOf(written);
+  if (id === undefined || written.data?.[key] !== text) return;
+  const previous = canonical(config);
+  let assignment: Assignment | undefined;
+  remember(id, text, { previous, rendered: () => text, assignment: () => (assignment ??= assignmentOf(previous)) });
+}
+
+function remember(id: string, text: string, read: ConfigRead): void {
+  forget(id);
+  remembered.set(id, { text, read });
+  rememberedChars += text.length;
+  // Oldest first (a Map iterates in insertion order).
+  for (const oldest of remembered.keys()) {
+    if (rememberedChars <= MAX_REMEMBERED_CHARS) break;
+    forget(oldest);
+  }
 }
 
 function forget(id: string): void {

@@ -1,5 +1,5 @@
 export type { WorkerConfig, WorkerShare } from './types.js';
-export { render } from './render.js';
+export { canonical, render } from './render.js';
 export { parse, WorkerConfigError } from './parse.js';
 export { assignmentOf, nextConfig, type HandoffMarks } from './versions.js';
 export { jobsDigest } from './digest.js';

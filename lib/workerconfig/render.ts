@@ -6,6 +6,18 @@ import { compareWorkers } from '../assignment/workers.js';
 import type { WorkerConfig } from './types.js';
 
 export function render(config: WorkerConfig): string {
+  const { version, workloads } = canonical(config);
+  // The yaml library quotes names that would otherwise read back differently
+  // (leading/trailing spaces, `: `, `#`, numbers, booleans).
+  return stringify({ workloads, version }, { lineWidth: 0, indentSeq: true });
+}
+
+/**
+ * The config as `parse(render(config))` gives it back: workers in ordinal
+ * order, names sorted, empty marks left out. What the assign reconciler
+ * remembers for the text it has just written, instead of parsing it again.
+ */
+export function canonical(config: WorkerConfig): WorkerConfig {
   const workloads = Object.fromEntries(
     Object.entries(config.workloads)
       .sort(([a], [b]) => compareWorkers(a, b))
@@ -20,7 +32,5 @@ export function render(config: WorkerConfig): string {
         },
       ]),
   );
-  // The yaml library quotes names that would otherwise read back differently
-  // (leading/trailing spaces, `: `, `#`, numbers, booleans).
-  return stringify({ workloads, version: config.version }, { lineWidth: 0, indentSeq: true });
+  return { version: config.version, workloads };
 }

@@ -6,6 +6,7 @@
 import type { Swarm } from '../../lib/api/types.js';
 import type { AnnotateOutcome, DeleteOutcome, KubeClient } from '../../lib/kube/client.js';
 import { KubeError } from '../../lib/kube/errors.js';
+import { parse } from '../../lib/workerconfig/index.js';
 import { CONFIG_REFRESH_ANNOTATION, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type EventView, type LeaseView, type PodView, type ScaleView, type StatefulSetView } from '../../lib/kube/types.js';
 
 export type Op = keyof KubeClient;
@@ -284,6 +285,7 @@ export class MemoryKube implements KubeClient {
     }
     this.record('createConfigMap', cm.name);
     const stored = { ...structuredClone(cm), uid: this.nextUid('cm'), resourceVersion: this.nextRv() };
+    parsesBack(stored);
     this.configMaps.set(key, stored);
     return structuredClone(stored);
   }
@@ -315,6 +317,7 @@ export class MemoryKube implements KubeClient {
       ...(patch.ownerReferences ? { ownerReferences: structuredClone(patch.ownerReferences) } : {}),
       resourceVersion: this.nextRv(),
     };
+    parsesBack(stored);
     this.configMaps.set(key, stored);
     return structuredClone(stored);
   }
@@ -347,5 +350,21 @@ export class MemoryKube implements KubeClient {
     await this.enter('createEvent');
     this.record('createEvent', event.reason);
     this.events.push(structuredClone(event));
+  }
+}
+
+/**
+ * Every config.yml Swarm writes parses back (the reconciler remembers what it
+ * wrote rather than parsing it again: config-cache.ts rememberWritten), so the
+ * stub checks what a real read would: a config that would not is a test failure.
+ */
+function parsesBack(cm: ConfigMapView): void {
+  for (const [key, text] of Object.entries(cm.data)) {
+    if (!/^workloads:/m.test(text)) continue;
+    try {
+      parse(text, key);
+    } catch (err) {
+      throw new Error(`Swarm wrote a ${key} that does not parse back: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 }

@@ -3,9 +3,9 @@
 // an entry must never answer for other inputs.
 import { describe, expect, it } from 'vitest';
 import { assign } from '../../lib/assignment/index.js';
-import { cachedAssigner, cachedConfigReader } from '../../lib/reconcilers/config-cache.js';
+import { cachedAssigner, cachedConfigReader, rememberWritten } from '../../lib/reconcilers/config-cache.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
-import { nextConfig, render } from '../../lib/workerconfig/index.js';
+import { assignmentOf, nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
 
 const text = render(nextConfig(undefined, { 'w-0': ['a', 'b'], 'w-1': ['c'] }));
@@ -31,6 +31,21 @@ describe('the assign reconciler\'s memory', () => {
     expect(again.previous).toBe(first.previous);
     expect(again.assignment?.()).toBe(first.assignment?.());
     expect(cachedConfigReader(configMap('8'))(text).previous).not.toBe(first.previous);
+  });
+
+  it('remembers the config it has just written for the version the write returned, only if the API server holds that very text', () => {
+    const config = nextConfig(undefined, { 'w-1': ['c'], 'w-0': ['b', 'a'] });
+    const written = render(config);
+    rememberWritten({ ...configMap('20'), data: { 'config.yml': written } }, 'config.yml', written, config);
+    const read = cachedConfigReader(configMap('20'))(written);
+    expect(read.previous).toStrictEqual(parse(written));
+    expect(read.rendered?.()).toBe(written);
+    expect(read.assignment?.()).toEqual(assignmentOf(parse(written)));
+    // Another text under that version (it cannot be, but): read afresh.
+    expect(cachedConfigReader(configMap('20'))(text).previous).toStrictEqual(parse(text));
+    // The server holding other text than was rendered: nothing remembered for it.
+    rememberWritten({ ...configMap('21'), data: { 'config.yml': text } }, 'config.yml', written, config);
+    expect(cachedConfigReader(configMap('21'))(text).previous).toStrictEqual(parse(text));
   });
 
   it('answers an assignment over a remembered config as the assigner does, and only for the same spec generation and workers', () => {

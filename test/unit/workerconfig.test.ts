@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assignmentOf, nextConfig, parse, render, WorkerConfigError } from '../../lib/workerconfig/index.js';
+import { assignmentOf, canonical, nextConfig, parse, render, WorkerConfigError } from '../../lib/workerconfig/index.js';
 
 const seedStyle = `workloads:
   swarm-worker-0:
@@ -50,6 +50,27 @@ describe('render', () => {
         expect(render(parsed)).toBe(render(c));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('canonical(config) is what parse(render(config)) gives back, marks included, key order too (what the reconciler remembers after a write)', () => {
+    const names = fc.uniqueArray(fc.string({ minLength: 1 }), { maxLength: 6 });
+    const share = fc.record(
+      { jobs: names, version: fc.nat(), releasing: names, awaiting: names, released: names },
+      { requiredKeys: ['jobs', 'version'] },
+    ).map((s) => {
+      // What parse holds a share to: releasing within jobs, awaiting and released outside them.
+      const within = (names: string[] | undefined, inJobs: boolean) => names?.filter((j) => s.jobs.includes(j) === inJobs);
+      return { ...s, releasing: within(s.releasing, true), awaiting: within(s.awaiting, false), released: within(s.released, false) };
+    });
+    const config = fc.record({ version: fc.nat(), workloads: fc.dictionary(fc.stringMatching(/^w-([0-9]|1[0-2]|x)$/), share) });
+    fc.assert(
+      fc.property(config, (c) => {
+        const parsed = parse(render(c));
+        expect(canonical(c)).toStrictEqual(parsed);
+        expect(Object.keys(canonical(c).workloads)).toEqual(Object.keys(parsed.workloads));
+      }),
+      { numRuns: 300 },
     );
   });
 });
