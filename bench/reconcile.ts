@@ -326,15 +326,24 @@ async function main(): Promise<void> {
         const docs: string[] = [];
         for (let i = 0; i < 25; i++) docs.push(statefulSetYaml(ns, `s${i}-worker`, 4), swarmYaml(ns, `s${i}`, jobs(4_000, `s${i}-job`)));
         await apply(kc, docs);
+        const swarmEvents = await Promise.all(Array.from({ length: 25 }, async (_, i) => apiServerEvent({ verb: 'update', mode: 'resource', object: await getJson(kc, ns, `swarm/s${i}`) })));
+        const rounds = async (host: Host, n: number) => {
+          for (let round = 0; round < n; round++) {
+            const queue = [...swarmEvents];
+            await Promise.all(Array.from({ length: 10 }, async () => {
+              for (let e = queue.shift(); e; e = queue.shift()) await post(host, e);
+            }));
+          }
+        };
+        // One host writes the 25 configs; a fresh one (an instance started from zero) is
+        // measured over them: it reads and parses every config it did not write itself.
+        const writer = await startHost(tree.dir, 'assign', kc, form);
+        children.push(writer.child);
+        await rounds(writer, 1);
+        writer.child.kill('SIGTERM');
         const host = await startHost(tree.dir, 'assign', kc, form);
         children.push(host.child);
-        const swarmEvents = await Promise.all(Array.from({ length: 25 }, async (_, i) => apiServerEvent({ verb: 'update', mode: 'resource', object: await getJson(kc, ns, `swarm/s${i}`) })));
-        for (let round = 0; round < 3; round++) {
-          const queue = [...swarmEvents];
-          await Promise.all(Array.from({ length: 10 }, async () => {
-            for (let e = queue.shift(); e; e = queue.shift()) await post(host, e);
-          }));
-        }
+        await rounds(host, 3);
         put(tree, row, peakRssMiB(host.child.pid!).toFixed(0));
         host.child.kill('SIGTERM');
       }
@@ -352,7 +361,7 @@ async function main(): Promise<void> {
       '',
       `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
       '',
-      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes, and in this tree after the look that confirms its status write); peak RSS = VmHWM of a fresh assign host, under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each over its own 25 Swarms.`,
+      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes, and in this tree after the look that confirms its status write); peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their events, under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
       '',
       ...table,
       '',
