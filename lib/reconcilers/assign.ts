@@ -3,7 +3,7 @@
 // workers, the StatefulSet's size (with spec.replicas) and status (pure);
 // write what differs, the ConfigMap first; after a status write, observe and
 // decide once more (its echo is not reconciled, keys.ts).
-import type { Swarm, SwarmStatus } from '../api/types.js';
+import { poolOf, type PoolRef, type Swarm, type SwarmStatus } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
 import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decisions/scale.js';
@@ -47,8 +47,8 @@ export interface AssignOutcome {
 
 /** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
 export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<AssignOutcome> {
-  // Carried across conflict retries: a change written by an attempt whose
-  // status write then conflicted is still this reconcile's change.
+  // Carried across conflict retries and confirming looks: a change written by
+  // an attempt whose status write then conflicted is still this reconcile's change.
   const carry: Carry = { writes: 0, statusWritten: false };
   const what = `assign ${key.namespace}/${key.name}`;
   let outcome: AssignOutcome;
@@ -59,7 +59,10 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
     // agreeing, and wrote nothing. The write's echo is not reconciled (keys.ts),
     // so the writer looks once more, afresh, after its write landed.
     for (let round = 0; carry.statusWritten && round < CONFIRMATIONS; round++) {
-      outcome = await retryOnConflict(env, what, () => assignOnce(env, key, carry, undefined));
+      // As for an event: the Swarms naming the pool it names are its read and its claim check.
+      const pool = carry.pool;
+      const naming = pool ? await env.kube.listSwarmsNaming(key.namespace, pool.name, pool.kind) : undefined;
+      outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? naming : undefined));
     }
   } catch (err) {
     const refused = await reportPermanent(env, key, err);
@@ -95,6 +98,8 @@ interface Carry {
   writes: number;
   /** The last attempt wrote status (the reconcile then confirms it). */
   statusWritten: boolean;
+  /** The pool the last attempt's valid Swarm named. */
+  pool?: PoolRef;
   published?: Published;
 }
 
@@ -123,6 +128,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   };
   const obs = await observe(env, key, claimants, 'workers');
   if (!obs) return { ...none, result: 'gone' };
+  if (obs.valid) carry.pool = poolOf(obs.valid.spec);
   const now = rfc3339(env.now());
   const uid = obs.swarm.metadata.uid;
 

@@ -89,6 +89,15 @@ describe('API requests per no-op event', () => {
     expect(world.kube.swarms.get('ns/swarm')!.status).toMatchObject({ selector: 'app=swarm-worker', phase: 'Running', readyReplicas: 3 });
   });
 
+  it('assign confirms a status write with one more observation of the same five objects', async () => {
+    const world = await converged();
+    world.kube.setReady('ns', 'swarm-worker-1', false);
+    await world.assign.handle(podEvent);
+    const five = ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases'];
+    // The write (and the Event for Ready's change), then the look that finds nothing more to write.
+    expect([...world.kube.calls].sort()).toEqual([...five, 'replaceSwarmStatus', 'createEvent', ...five].sort());
+  });
+
   it('lists the pods while restarts are recorded', async () => {
     const { kube, assign, restart } = await converged();
     kube.setStatefulSet('ns', 'swarm-worker', 4);
