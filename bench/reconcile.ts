@@ -6,7 +6,6 @@
 // hosts' own /metrics (swarm_kube_requests_total) and /proc (CPU, peak RSS).
 // Bounded: a few minutes; progress on stderr. Results: bench/RESULTS.md.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/controlplane/ports.js';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -17,6 +16,7 @@ import { apiServerEvent, toHttpMessage } from '../lib/events/apiserver-event.js'
 import type { KubeObject } from '../lib/events/types.js';
 import { repoRoot, startCluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl } from '../test/harness/swarm-install.js';
+import { Timeline, eventually } from '../test/support/timeline.js';
 import { withSection } from './results-file.js';
 
 const baselineTree = process.env.SWARM_BENCH_BASELINE;
@@ -102,35 +102,6 @@ async function post(host: Host, event: ReturnType<typeof apiServerEvent>): Promi
   const { headers, body } = toHttpMessage(event);
   const res = await fetch(`http://127.0.0.1:${host.port}/`, { method: 'POST', headers, body });
   return { status: res.status, body: await res.text() };
-}
-
-/**
- * When the ConfigMap's next write reaches a watch opened now (from its current
- * resourceVersion): the write itself, as the API server saw it, not the
- * function's answer, which comes after its status write and the look confirming it.
- */
-async function nextConfigMapWrite(kubeconfig: string, ns: string, name: string): Promise<{ at: Promise<number> }> {
-  const rv = (await getJson(kubeconfig, ns, `configmap/${name}`)).metadata.resourceVersion;
-  const config = new KubeConfig();
-  config.loadFromFile(kubeconfig);
-  let seen: (at: number) => void = () => {};
-  const at = new Promise<number>((r) => (seen = r));
-  const watching = await new Watch(config).watch(
-    `/api/v1/namespaces/${ns}/configmaps`,
-    { fieldSelector: `metadata.name=${name}`, ...(rv ? { resourceVersion: rv } : {}) },
-    (phase) => {
-      if (phase === 'MODIFIED') seen(performance.now());
-    },
-    () => {},
-  );
-  const timeout = setTimeout(() => seen(Number.NaN), 30_000);
-  // Wrapped: an async function's returned promise would be awaited with it.
-  return {
-    at: at.finally(() => {
-      clearTimeout(timeout);
-      watching.abort();
-    }),
-  };
 }
 
 async function getJson(kubeconfig: string, ns: string, what: string): Promise<KubeObject> {
@@ -281,15 +252,22 @@ async function main(): Promise<void> {
     for (const tree of trees) {
       const written: number[] = [];
       const answered: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        await apply(kc, [swarmYaml(tree.ns, 'target', jobs(JOBS - 1 - (i % 2)))]);
-        const e = (await events(kc, tree, 'target')).swarm;
-        const write = await nextConfigMapWrite(kc, tree.ns, 'target-config');
-        const start = performance.now();
-        const answer = await post(tree.assign, e);
-        answered.push(performance.now() - start);
-        written.push((await write.at) - start);
-        if (answer.status >= 300) progress(`${tree.label}: change ${i} answered ${answer.status} ${answer.body.slice(0, 200)}`);
+      // The write itself, as a watch sees it, not the answer: that comes after the status
+      // write too (and, in this tree, after the look that confirms it).
+      const timeline = await Timeline.start(kc, tree.ns);
+      try {
+        for (let i = 0; i < 20; i++) {
+          await apply(kc, [swarmYaml(tree.ns, 'target', jobs(JOBS - 1 - (i % 2)))]);
+          const e = (await events(kc, tree, 'target')).swarm;
+          const start = Date.now();
+          const answer = await post(tree.assign, e);
+          answered.push(Date.now() - start);
+          const write = await eventually('the ConfigMap written', async () => timeline.configMapWrites.find((w) => w.name === 'target-config' && w.at >= start), 30_000, 5);
+          written.push(write.at - start);
+          if (answer.status >= 300) progress(`${tree.label}: change ${i} answered ${answer.status} ${answer.body.slice(0, 200)}`);
+        }
+      } finally {
+        timeline.stop();
       }
       const p = (xs: number[]) => `${quantile(xs, 0.5).toFixed(0)} / ${quantile(xs, 0.99).toFixed(0)}`;
       put(tree, `event → ConfigMap written p50 / p99 ms (20 changes, ${JOBS.toLocaleString('en-US')} jobs)`, p(written));
