@@ -94,6 +94,8 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
   };
 }
 
+type ConfigMapConverge = Extract<ReturnType<typeof decideConfigMap>, { kind: 'converge' }>;
+
 interface Carry {
   writes: number;
   /** The last attempt wrote status (the reconcile then confirms it). */
@@ -139,10 +141,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     const awaited = problem.reason === 'StatefulSetNotFound' && obs.valid ? awaitedStatefulSet(obs.valid, key.namespace, !!obs.configMap) : undefined;
     const ahead = awaited && obs.valid ? decideConfigMap({ swarm: obs.valid, statefulSet: awaited, configMap: undefined, pods: [], leases: [], now }) : undefined;
     const first = ahead?.kind === 'converge' && ahead.write === 'create' ? ahead : undefined;
-    if (first) {
-      await env.kube.createConfigMap(first.configMap);
-      carry.writes += 1;
-      env.onConfigMapWrite?.();
+    if (first && obs.valid) {
+      await writeConfigMap(env, carry, first, obs.valid.spec.configKey);
       carry.published = publish(carry.published, { changedWorkers: first.changedWorkers, moved: first.moves.length, swarmUid: uid ?? '', version: first.config.version, size: sizeOf(first.config) });
     }
     await statusWrite(obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, pods: [], ...(first ? { config: first.config } : {}) }));
@@ -166,15 +166,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
-  const written =
-    decision.write === 'create' ? await env.kube.createConfigMap(decision.configMap) : decision.write === 'update' && decision.patch ? await env.kube.patchConfigMap(decision.patch) : undefined;
-  // The look confirming this reconcile's status write reads it back: it finds it parsed.
-  const configKey = obs.valid.spec.configKey;
-  const text = decision.configMap.data[configKey];
-  if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
   if (decision.write !== 'none') {
-    carry.writes += 1;
-    env.onConfigMapWrite?.();
+    await writeConfigMap(env, carry, decision, obs.valid.spec.configKey);
     if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
     if (decision.changed) {
       carry.published = publish(carry.published, { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version });
@@ -234,6 +227,19 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     size: sizeOf(decision.config),
     notify: workspace.steps.length > 0,
   };
+}
+
+/**
+ * Creates or merge-patches the decided ConfigMap and counts the write. The
+ * config written is remembered for the version the write returned: the look
+ * confirming this reconcile's status write, and the write's echo, find it parsed.
+ */
+async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigMapConverge, configKey: string): Promise<void> {
+  const written = decision.write === 'create' ? await env.kube.createConfigMap(decision.configMap) : decision.patch ? await env.kube.patchConfigMap(decision.patch) : undefined;
+  carry.writes += 1;
+  env.onConfigMapWrite?.();
+  const text = decision.configMap.data[configKey];
+  if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
 }
 
 /**
