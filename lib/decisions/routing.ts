@@ -3,6 +3,7 @@
 import { poolOf, type PoolRef, type Swarm } from '../api/types.js';
 import { compareNames } from '../assignment/jobs.js';
 import { parseWorker } from '../assignment/workers.js';
+import type { ApiServerTrigger } from '../events/types.js';
 
 export interface SwarmKey {
   namespace: string;
@@ -34,4 +35,17 @@ export function claimant(swarms: readonly Swarm[], statefulSet: string, kind: Po
 export function statefulSetOfPod(podName: string, ownerStatefulSet: string | undefined): string | undefined {
   if (ownerStatefulSet) return ownerStatefulSet;
   return parseWorker(podName)?.statefulSet;
+}
+
+/**
+ * The pool a pool object's event concerns: a Deployment pool's Deployment, pods
+ * and Leases name their Deployment; otherwise the StatefulSet itself, or the
+ * one a pod (or its Lease, named after it) belongs to. Undefined for Swarms and ConfigMaps.
+ */
+export function poolOfEvent(trigger: ApiServerTrigger): PoolRef | undefined {
+  if (trigger.kind === 'Swarm' || trigger.kind === 'ConfigMap') return undefined;
+  const deployment = trigger.kind === 'Deployment' ? trigger.name : trigger.deploymentName;
+  if (deployment !== undefined) return { kind: 'Deployment', name: deployment };
+  const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
+  return statefulSet ? { kind: 'StatefulSet', name: statefulSet } : undefined;
 }

@@ -123,7 +123,7 @@ export function toTrigger(event: EventLike): Trigger {
     throw new BadEventError(422, `${event.type}: the kind attribute says ${event.kind} but data is a ${object.kind}`);
   }
   const kind = watchedKind(object.kind, object.apiVersion);
-  const { name, namespace, uid } = object.metadata;
+  const { name, namespace, uid, resourceVersion } = object.metadata;
   checkNames(event.type, [
     ['data.metadata.namespace', 'Namespace', namespace],
     ['data.metadata.name', kind, name],
@@ -131,6 +131,7 @@ export function toTrigger(event: EventLike): Trigger {
   // Only the key is kept: the object is read fresh, so the event's copy (perhaps a large Swarm) is not held.
   const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name };
   if (typeof uid === 'string') trigger.uid = uid;
+  if (typeof resourceVersion === 'string' && resourceVersion !== '') trigger.resourceVersion = resourceVersion;
   if (kind === 'Swarm') {
     // A hint only (the list it selects is read fresh); an invalid one is the Swarm's problem to report, not the event's.
     const hint = (object.spec as { statefulSetName?: unknown } | undefined)?.statefulSetName;

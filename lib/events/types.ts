@@ -62,6 +62,12 @@ export interface ApiServerTrigger {
   namespace: string;
   name: string;
   uid?: string;
+  /**
+   * The copy's metadata.resourceVersion (resource mode only): which version of
+   * the object the event announces, to tell a version already read (a
+   * redelivery, a change a reconcile already saw) from a new one (lib/reconcilers/settled.ts).
+   */
+  resourceVersion?: string;
   /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */
   ownerStatefulSet?: string;
   /**

@@ -64,6 +64,8 @@ export interface StatefulSetView {
   name: string;
   namespace: string;
   uid: string;
+  /** metadata.resourceVersion (absent on views built by hand). */
+  resourceVersion?: string;
   /** spec.replicas (the API defaults it to 1). */
   replicas: number;
   /** spec.ordinals.start: the first pod's ordinal (absent: 0). Its pods are `<name>-<start>` … */
@@ -89,6 +91,8 @@ export interface DeploymentView {
   name: string;
   namespace: string;
   uid: string;
+  /** metadata.resourceVersion (absent on views built by hand). */
+  resourceVersion?: string;
   /** No ordinals: its pods' names are generated. */
   startOrdinal?: undefined;
   /** spec.replicas (the API defaults it to 1). */

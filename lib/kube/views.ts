@@ -64,6 +64,7 @@ function poolFields(o: { metadata?: k8s.V1ObjectMeta; spec?: { replicas?: number
   return {
     ...named(o.metadata),
     uid: o.metadata?.uid ?? '',
+    ...(o.metadata?.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
     replicas: o.spec?.replicas ?? 1,
     labelSelector: labelSelectorString(o.spec?.selector),
     observedReplicas: o.status?.replicas ?? 0,

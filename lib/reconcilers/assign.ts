@@ -17,7 +17,7 @@ import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { cachedConfigReader, rememberWritten } from './config-cache.js';
 import { boundedAll } from './bounded.js';
-import { observe } from './observe.js';
+import { observe, type Observation } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
@@ -64,7 +64,11 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
       const naming = pool ? await env.kube.listSwarmsNaming(key.namespace, pool.name, pool.kind) : undefined;
       outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? naming : undefined));
     }
+    // The last look found nothing to do: events announcing what it read need no reads (settled.ts).
+    if (carry.settled) env.settled?.remember(key, carry.settled);
+    else env.settled?.forget(key);
   } catch (err) {
+    env.settled?.forget(key);
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
     // A change written before the refusal is still announced (its bookkeeping
@@ -102,6 +106,8 @@ interface Carry {
   statusWritten: boolean;
   /** The pool the last attempt's valid Swarm named. */
   pool?: PoolRef;
+  /** The last attempt's observation, when it found the Swarm settled: Running, nothing written, refreshed, resized or recorded. */
+  settled?: Observation;
   published?: Published;
 }
 
@@ -123,6 +129,7 @@ const CONFIRMATIONS = 2;
 async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
   carry.statusWritten = false;
+  carry.settled = undefined;
   const statusWrite = async (swarm: Swarm, status: SwarmStatus): Promise<void> => {
     const writes = await writeStatus(env, swarm, status);
     carry.writes += writes;
@@ -175,11 +182,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   }
 
   // Hot-reloading workers are asked to load it now, not at the kubelet's next sync.
-  carry.writes += await requestRefreshes(
-    env,
-    obs.statefulSet.namespace,
-    decideRefreshes({ policy: obs.valid.spec.restart.policy, pool: obs.statefulSet, config: decision.config, pods, leases }),
-  );
+  const refreshes = decideRefreshes({ policy: obs.valid.spec.restart.policy, pool: obs.statefulSet, config: decision.config, pods, leases });
+  carry.writes += await requestRefreshes(env, obs.statefulSet.namespace, refreshes);
 
   // Resized only after the config over the target count is in force (above):
   // a new pod starts with its share there, a departing one leaves once covered.
@@ -213,6 +217,9 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     leases,
   });
   await statusWrite(obs.swarm, status);
+  const settled =
+    decision.write === 'none' && refreshes.length === 0 && scale.kind !== 'scale' && !scale.waiting && workspace.steps.length === 0 && !carry.statusWritten && status.phase === 'Running';
+  if (settled) carry.settled = obs;
 
   // "changed" only when this reconcile wrote the change; one that finds it
   // already written by another instance reports "unchanged".

@@ -12,7 +12,7 @@
 // the Swarms naming that Deployment (spec.deploymentName).
 import type { Swarm } from '../api/types.js';
 import type { Trigger } from '../events/types.js';
-import { claimant, statefulSetOfPod, type SwarmKey } from '../decisions/routing.js';
+import { claimant, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
 import { classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
 
@@ -52,13 +52,11 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigge
     }
   }
   // A Deployment pool's objects (the Deployment, its pods, their Leases) map through the Swarms naming the Deployment.
-  const deployment = trigger.kind === 'Deployment' ? trigger.name : trigger.deploymentName;
-  const kind = deployment !== undefined ? 'Deployment' : 'StatefulSet';
-  const statefulSet = deployment ?? (trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet));
-  if (!statefulSet) return [];
+  const pool = poolOfEvent(trigger);
+  if (!pool) return [];
   try {
-    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, statefulSet, kind);
-    const owner = claimant(claimants, statefulSet, kind);
+    const claimants = await env.kube.listSwarmsNaming(trigger.namespace, pool.name, pool.kind);
+    const owner = claimant(claimants, pool.name, pool.kind);
     return owner ? [{ key: { namespace: trigger.namespace, name: owner.metadata.name }, claimants }] : [];
   } catch (err) {
     // Refused for good (say, a namespace whose access was revoked): there is no

@@ -200,7 +200,9 @@ export class MemoryKube implements KubeClient {
     // status.replicas and status.readyReplicas, as the StatefulSet controller counts them.
     const pods = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name);
     const readyReplicas = pods.filter((p) => p.ready && !p.terminating).length;
-    return { ...s, observedReplicas: pods.length, readyReplicas };
+    // The controller's status writes make new versions too: a status that changed reads as another version.
+    const resourceVersion = `${this.statefulSetRvs.get(`${namespace}/${name}`) ?? ''}.${pods.length}.${readyReplicas}`;
+    return { ...s, resourceVersion, observedReplicas: pods.length, readyReplicas };
   }
 
   async getDeployment(namespace: string, name: string) {
@@ -208,7 +210,9 @@ export class MemoryKube implements KubeClient {
     const d = this.deployments.get(`${namespace}/${name}`);
     if (!d) return undefined;
     const pods = [...this.pods.values()].filter((p) => p.namespace === namespace && p.labels.app === name && !p.terminating);
-    return { ...d, observedReplicas: pods.length, readyReplicas: pods.filter((p) => p.ready).length };
+    const readyReplicas = pods.filter((p) => p.ready).length;
+    const resourceVersion = `${this.statefulSetRvs.get(`deploy:${namespace}/${name}`) ?? ''}.${pods.length}.${readyReplicas}`;
+    return { ...d, resourceVersion, observedReplicas: pods.length, readyReplicas };
   }
 
   async getDeploymentScale(namespace: string, name: string): Promise<ScaleView | undefined> {

@@ -56,7 +56,7 @@ describe('fromHttp accepts what the adapter sends', () => {
     expect(event).toMatchObject({ type: 'dev.knative.apiserver.resource.update', source: 'https://10.96.0.1:443', kind: 'StatefulSet', name: 'worker' });
     expect(toTrigger(event)).toEqual({
       source: 'apiserver', verb: 'update', mode: 'resource', kind: 'StatefulSet', apiVersion: 'apps/v1',
-      namespace: 'team-a', name: 'worker', uid: '5f1c',
+      namespace: 'team-a', name: 'worker', uid: '5f1c', resourceVersion: '812',
     });
   });
 

@@ -1,0 +1,84 @@
+// Per-instance memory of each Swarm's last settled look: the versions of the
+// objects read by a reconcile that found nothing to do (no write, no refresh,
+// no resize, no restart recorded) and the Swarm Running — so nothing waits on a
+// deadline, and time alone changes nothing. An event announcing one of those
+// very versions (a redelivery, the source's re-list, a change that look already
+// read) brings nothing new: whatever changed since has its own event, with a
+// version this record lacks, and the resync's. It is answered with no reads.
+// Versions, not contents: a copy that merely looks the same may follow a
+// change another instance reconciled (a pod Ready, then not, then Ready again).
+// An optimisation only: an instance that remembers nothing reads as before.
+import type { Trigger } from '../events/types.js';
+import { keyString, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
+import type { Observation } from './observe.js';
+
+/** Swarms remembered per instance (oldest dropped first); a record is a few dozen strings. */
+const MAX_SWARMS = 1024;
+
+export interface SettledLooks {
+  /** The event announces a version its Swarm's last settled look in this instance read. */
+  vouches(trigger: Trigger): boolean;
+  /** `obs`: the look that found the Swarm settled. */
+  remember(key: SwarmKey, obs: Observation): void;
+  forget(key: SwarmKey): void;
+}
+
+interface Record {
+  /** `<namespace>/<kind>/<name>` of its pool, the index entry to drop with it. */
+  pool: string;
+  /** `<kind>/<name>` → resourceVersion as read. */
+  versions: Map<string, string>;
+}
+
+export function settledLooks(max = MAX_SWARMS): SettledLooks {
+  const records = new Map<string, Record>();
+  /** Pool → the Swarm whose record names it: a pool object's event finds its Swarm without a list. */
+  const byPool = new Map<string, string>();
+  const poolId = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;
+
+  const forget = (id: string) => {
+    const record = records.get(id);
+    if (!record) return;
+    records.delete(id);
+    if (byPool.get(record.pool) === id) byPool.delete(record.pool);
+  };
+
+  return {
+    vouches(trigger) {
+      if (trigger.source !== 'apiserver' || trigger.verb === 'delete' || !trigger.resourceVersion) return false;
+      const pool = poolOfEvent(trigger);
+      const id =
+        trigger.kind === 'Swarm'
+          ? keyString(trigger)
+          : trigger.kind === 'ConfigMap'
+            ? trigger.swarm && keyString({ namespace: trigger.namespace, name: trigger.swarm })
+            : pool && byPool.get(poolId(trigger.namespace, pool.kind, pool.name));
+      return !!id && records.get(id)?.versions.get(`${trigger.kind}/${trigger.name}`) === trigger.resourceVersion;
+    },
+
+    remember(key, obs) {
+      const id = keyString(key);
+      forget(id);
+      const pool = obs.statefulSet;
+      const swarmVersion = obs.swarm.metadata.resourceVersion;
+      if (!pool?.resourceVersion || !swarmVersion) return;
+      const versions = new Map<string, string>([
+        [`Swarm/${key.name}`, swarmVersion],
+        [`${pool.kind ?? 'StatefulSet'}/${pool.name}`, pool.resourceVersion],
+      ]);
+      if (obs.configMap?.resourceVersion) versions.set(`ConfigMap/${obs.configMap.name}`, obs.configMap.resourceVersion);
+      for (const pod of obs.workers?.pods ?? []) versions.set(`Pod/${pod.name}`, pod.resourceVersion);
+      for (const lease of obs.workers?.leases ?? []) versions.set(`Lease/${lease.name}`, lease.resourceVersion);
+      const poolKey = poolId(key.namespace, pool.kind ?? 'StatefulSet', pool.name);
+      records.set(id, { pool: poolKey, versions });
+      byPool.set(poolKey, id);
+      // Oldest first (a Map iterates in insertion order; a remembered Swarm is re-inserted).
+      for (const oldest of records.keys()) {
+        if (records.size <= max) break;
+        forget(oldest);
+      }
+    },
+
+    forget: (key) => forget(keyString(key)),
+  };
+}

@@ -1,0 +1,162 @@
+// assign's memory of settled looks (lib/reconcilers/settled.ts): an event
+// announcing a version that the last settled look of its Swarm read costs no
+// request; any other version, a deletion, a copy without a version, or a Swarm
+// not settled (something written, or not Running) is read as before.
+import { describe, expect, it } from 'vitest';
+import { assignFunction } from '../../functions/assign/index.js';
+import { restartFunction } from '../../functions/restart/index.js';
+import type { Swarm } from '../../lib/api/types.js';
+import type { Trigger } from '../../lib/events/types.js';
+import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
+import type { Observation } from '../../lib/reconcilers/observe.js';
+import { settledLooks } from '../../lib/reconcilers/settled.js';
+import { silentLog, swarmOf } from '../support/fixtures.js';
+import { MemoryKube } from '../support/memory-kube.js';
+
+const FIVE = ['getConfigMap', 'getStatefulSet', 'listLeases', 'listPods', 'listSwarmsNaming'];
+const base = { source: 'apiserver', verb: 'update', mode: 'resource', namespace: 'ns' } as const;
+
+/** Events announcing the objects as they stand now, versions included. */
+function eventsOf(kube: MemoryKube) {
+  const pod = (name: string) => kube.pods.get(`ns/${name}`)!;
+  return {
+    swarm: (): Trigger => ({
+      ...base,
+      kind: 'Swarm',
+      apiVersion: 'k8slab.info/v1alpha1',
+      name: 'swarm',
+      statefulSetName: 'swarm-worker',
+      resourceVersion: kube.swarms.get('ns/swarm')!.metadata.resourceVersion!,
+    }),
+    statefulSet: async (): Promise<Trigger> => ({
+      ...base,
+      kind: 'StatefulSet',
+      apiVersion: 'apps/v1',
+      name: 'swarm-worker',
+      resourceVersion: (await kube.getStatefulSet('ns', 'swarm-worker'))!.resourceVersion!,
+    }),
+    pod: (name = 'swarm-worker-1'): Trigger => ({ ...base, kind: 'Pod', apiVersion: 'v1', name, ownerStatefulSet: 'swarm-worker', resourceVersion: pod(name).resourceVersion }),
+    configMap: (): Trigger => ({
+      ...base,
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      name: 'swarm-worker-config',
+      swarm: 'swarm',
+      resourceVersion: kube.configMaps.get('ns/swarm-worker-config')!.resourceVersion!,
+    }),
+  };
+}
+
+/** A converged Swarm of 3 workers, reconciled by an assign that remembers settled looks (and by restart). */
+async function settledWorld() {
+  const kube = new MemoryKube();
+  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
+  kube.setStatefulSet('ns', 'swarm-worker', 3);
+  for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
+  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog, settled: settledLooks() };
+  const assign = assignFunction(env, createCoalescer());
+  const restart = restartFunction(env, createCoalescer());
+  const events = eventsOf(kube);
+  const changed: Trigger = { source: 'swarm', type: 'assignment.changed', namespace: 'ns', name: 'swarm', uid: 'u', version: 1, workers: [] };
+  for (let i = 0; i < 2; i++) {
+    await assign.handle(events.swarm());
+    await restart.handle(changed);
+  }
+  // One more look at rest: the record holds what it read.
+  await assign.handle(await events.statefulSet());
+  expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running' });
+  kube.calls = [];
+  kube.writes = [];
+  return { kube, assign, events, env };
+}
+
+describe('an event announcing a version the last settled look read', () => {
+  it.each(['swarm', 'statefulSet', 'pod', 'configMap'] as const)('(%s) is answered without a request', async (which) => {
+    const { kube, assign, events } = await settledWorld();
+    const trigger = await events[which]();
+    kube.calls = [];
+    const response = await assign.handle(trigger);
+    expect(kube.calls).toEqual([]);
+    expect(response.summary).toMatchObject({ swarms: [], settled: true });
+  });
+
+  it('is read as before when its version is another, it is a deletion, or it carries no version', async () => {
+    const { kube, assign, events } = await settledWorld();
+    const { resourceVersion: _rv, ...unversioned } = events.pod() as Extract<Trigger, { source: 'apiserver' }>;
+    for (const trigger of [{ ...events.pod(), resourceVersion: 'elsewhere' }, { ...events.pod(), verb: 'delete' as const }, unversioned]) {
+      kube.calls = [];
+      await assign.handle(trigger);
+      expect([...kube.calls].sort()).toEqual(FIVE);
+    }
+    expect(kube.writes).toEqual([]);
+  });
+
+  it('a change is read (its version is new), and a Swarm it unsettles is forgotten', async () => {
+    const { kube, assign, events } = await settledWorld();
+    const before = await events.statefulSet();
+    kube.calls = [];
+    kube.setReady('ns', 'swarm-worker-1', false);
+    await assign.handle(events.pod());
+    expect(kube.calls.filter((c) => c === 'replaceSwarmStatus')).toHaveLength(1);
+    expect(kube.swarms.get('ns/swarm')!.status?.phase).not.toBe('Running');
+    // Not settled (a pod not Ready): even a version the earlier look read is read again.
+    kube.calls = [];
+    await assign.handle(before);
+    expect([...kube.calls].sort()).toEqual(FIVE);
+  });
+
+  it('a copy that looks like the one read, after a change another instance reconciled, is read (versions, not contents)', async () => {
+    const { kube, assign, events } = await settledWorld();
+    // Another assign instance (no shared memory) reconciles the pod going unready.
+    const other = assignFunction({ kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog, settled: settledLooks() }, createCoalescer());
+    kube.setReady('ns', 'swarm-worker-1', false);
+    await other.handle(events.pod());
+    expect(kube.swarms.get('ns/swarm')!.status?.phase).not.toBe('Running');
+    // Ready again: the same contents as the first instance read, under a new version.
+    kube.setReady('ns', 'swarm-worker-1', true);
+    kube.calls = [];
+    await assign.handle(events.pod());
+    expect(kube.calls).toEqual(expect.arrayContaining(FIVE));
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3 });
+  });
+
+  it('the resync ping is never answered from it', async () => {
+    const { kube, assign } = await settledWorld();
+    await assign.handle({ source: 'ping', namespace: 'ns' } as Trigger);
+    expect(kube.calls).toEqual(expect.arrayContaining(FIVE));
+  });
+});
+
+describe('settledLooks', () => {
+  const observation = (name: string, pool: string): Observation => ({
+    swarm: { ...swarmOf({ statefulSetName: pool }, name), metadata: { name, namespace: 'ns', resourceVersion: `swarm-${name}` } } as Swarm,
+    statefulSet: { kind: 'StatefulSet', name: pool, namespace: 'ns', uid: pool, resourceVersion: `sts-${pool}`, replicas: 1, labelSelector: `app=${pool}` },
+    workers: { pods: [], leases: [{ name: `${pool}-0`, namespace: 'ns', resourceVersion: `lease-${pool}`, labels: {}, annotations: {} }] },
+  });
+  const stsEvent = (pool: string): Trigger => ({ ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: pool, resourceVersion: `sts-${pool}` });
+
+  it('remembers a bounded number of Swarms, the oldest dropped first', () => {
+    const looks = settledLooks(2);
+    for (const i of [1, 2, 3]) looks.remember({ namespace: 'ns', name: `s${i}` }, observation(`s${i}`, `p${i}`));
+    expect([1, 2, 3].map((i) => looks.vouches(stsEvent(`p${i}`)))).toEqual([false, true, true]);
+    expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p3-0', resourceVersion: 'lease-p3' })).toBe(true);
+  });
+
+  it('forgets a Swarm with its pool, and a Swarm that moved to another pool no longer answers for the old one', () => {
+    const looks = settledLooks();
+    const key = { namespace: 'ns', name: 's' };
+    looks.remember(key, observation('s', 'p'));
+    looks.remember(key, observation('s', 'q'));
+    expect([looks.vouches(stsEvent('p')), looks.vouches(stsEvent('q'))]).toEqual([false, true]);
+    looks.forget(key);
+    expect(looks.vouches(stsEvent('q'))).toBe(false);
+  });
+
+  it('a look without versions (views built by hand) is not remembered', () => {
+    const looks = settledLooks();
+    const { resourceVersion: _rv, ...pool } = observation('s', 'p').statefulSet!;
+    looks.remember({ namespace: 'ns', name: 's' }, { ...observation('s', 'p'), statefulSet: pool });
+    expect(looks.vouches(stsEvent('p'))).toBe(false);
+  });
+});
