@@ -3,7 +3,8 @@
 // Swarm the schema allows is stored and assigned, an oversize config is refused
 // before it is sent, a real RBAC refusal is recorded instead of retried, and
 // the Swarm as the API server holds it after assign's status write is read as
-// that write's echo (nothing to reconcile) until its spec changes.
+// that write's echo (nothing to reconcile) until its spec changes, and objects
+// as the API server holds them after a settled look are answered from its record.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -12,12 +13,14 @@ import { LIMITS } from '../../lib/api/schema.js';
 import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
+import { settledLooks } from '../../lib/reconcilers/settled.js';
 import { silentLog } from '../support/fixtures.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
-import { apiClients, swarmYaml } from '../harness/cluster-fixtures.js';
+import { apiClients, kwokStatefulSetYaml, swarmYaml } from '../harness/cluster-fixtures.js';
 import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/swarm-install.js';
 import { seedStreams } from '../support/fixtures.js';
+import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
 const NS = `writes-${process.pid}`;
@@ -120,6 +123,32 @@ describe('ConfigMap writes on the real API server', () => {
     expect(change).not.toHaveProperty('generationObserved');
     expect((await fn.handle(change)).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
     expect(await asSent()).toMatchObject({ generationObserved: true });
+  });
+
+  it('an event announcing a version the last settled look read is answered without a request: the versions events carry are the ones reads return', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'settled', 2));
+    await applySwarm(swarm('settled', seedStreams.slice(0, 6)));
+    const fn = assignFunction({ ...asAssign, settled: settledLooks() }, createCoalescer());
+    // A Swarm without its status: were it not answered from the record, it would be reconciled (not taken for an echo).
+    const asSent = async (what: string) => {
+      const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', what, '-o', 'json'])) as { status?: unknown };
+      if (what.startsWith('swarm/')) delete object.status;
+      return toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
+    };
+    // Reconciled until a look finds it at rest (Running, nothing to write): the StatefulSet as the API holds it is then answered from the record.
+    await eventually(
+      'a settled look',
+      async () => (await fn.handle(await asSent('statefulset/settled'))).summary.settled === true && (await getSwarm('settled')).status?.phase === 'Running',
+      60_000,
+      500,
+    );
+    // Each kind the record holds (an object that moved on since is read, and the next look records it).
+    for (const what of ['swarm/settled', 'configmap/settled-config', 'pod/settled-0', 'pod/settled-1']) {
+      await eventually(`${what} answered from the record`, async () => (await fn.handle(await asSent(what))).summary.settled === true, 20_000, 500);
+    }
+    // A change is a version the record lacks: read and reconciled.
+    await applySwarm(swarm('settled', seedStreams.slice(0, 7)));
+    expect((await fn.handle(await asSent('swarm/settled'))).summary.swarms).toMatchObject([{ result: 'changed' }]);
   });
 
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
