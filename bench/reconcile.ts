@@ -234,13 +234,13 @@ async function main(): Promise<void> {
         const a4 = await noOp(tree.assign, e.statefulSetUnread);
         // restart's one event (Pod events go to assign alone since restart stopped subscribing to them).
         const r = await noOp(tree.restart, e.changed);
-        put(tree, `assign requests/no-op, a version the host last read at rest (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
+        put(tree, `assign requests/no-op, a version the host's last settled look read (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
         put(tree, `assign requests/no-op, a version the host has not read (StatefulSet event) @${swarms}`, `${a4.requests}`);
         put(tree, `assign requests/event, a Swarm update echoing its status write @${swarms}`, `${a0.requests}`);
         put(tree, `restart requests/no-op (assignment.changed) @${swarms}`, `${r.requests}`);
         put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a0.writes, a1.writes, a2.writes, a3.writes, a4.writes)}, ${r.writes}`);
         put(tree, `no-op CPU ms, assign (StatefulSet event, a version not read: the whole reconcile) @${swarms}`, a4.cpuMs.toFixed(1));
-        put(tree, `no-op CPU ms, assign (StatefulSet event, a version read at rest) @${swarms}`, a2.cpuMs.toFixed(1));
+        put(tree, `no-op CPU ms, assign (StatefulSet event, a version a settled look read) @${swarms}`, a2.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, restart (assignment.changed) @${swarms}`, r.cpuMs.toFixed(1));
         progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests}/${a4.requests} req ${a4.cpuMs.toFixed(1)} ms, restart ${r.requests} req ${r.cpuMs.toFixed(1)} ms`);
       }

@@ -19,7 +19,7 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
       t.source === 'ping' || (t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Deployment' || t.kind === 'Pod' || t.kind === 'Lease' || t.kind === 'ConfigMap')),
     async handle(trigger): Promise<FunctionResponse> {
       // A version its Swarm's last settled look here already read: nothing new to read (settled.ts).
-      if (env.settled?.vouches(trigger)) return { status: 202, summary: { function: 'assign', swarms: [], settled: true } };
+      if (env.settled?.vouches(trigger, env.now().getTime())) return { status: 202, summary: { function: 'assign', swarms: [], settled: true } };
       const targets = await targetsFor(env, trigger);
       // A resync names every Swarm of a namespace: each is reconciled as if it
       // had its own event, a few at a time, and one failing does not stop the rest.

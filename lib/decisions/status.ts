@@ -147,6 +147,16 @@ function rolloutBlockers(input: {
 }
 
 export function computeStatus(obs: StatusObservation): SwarmStatus {
+  return judgeStatus(obs).status;
+}
+
+/**
+ * Status, and when time alone would next change it (RFC 3339): a rollout
+ * blocker reaching its progress deadline. Absent: the same observation gives
+ * the same status at any later time.
+ */
+export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; changesAt?: string } {
+  let changesAt: number | undefined;
   const generation = obs.swarm.metadata.generation;
   const c = (type: string, status: Condition['status'], reason: string, message: string): Condition => ({
     type,
@@ -308,7 +318,8 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     if (unhonoured > 0) phase = 'Degraded';
     // A rollout (a config in force, not yet converged) blocked past its deadline is Degraded, naming who blocks it.
     if (obs.config && sts && phase !== 'Running') {
-      const stuck = stuckRollout(obs, names, pods, outstanding, coverage);
+      const { stuck, next } = stuckRollout(obs, names, pods, outstanding, coverage);
+      changesAt = next;
       if (stuck) {
         phase = 'Degraded';
         conditions = conditions.map((cond) =>
@@ -318,7 +329,7 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     }
   }
 
-  return {
+  const status: SwarmStatus = {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     phase,
     // The pods that exist (the scale subresource's status.replicas), not the target.
@@ -331,28 +342,37 @@ export function computeStatus(obs: StatusObservation): SwarmStatus {
     conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),
     workers,
   };
+  return { status, ...(changesAt !== undefined ? { changesAt: new Date(changesAt).toISOString() } : {}) };
 }
 
-/** The RolloutStuck message when the first blocker has been blocked longer than spec.restart.progressDeadlineSeconds, else undefined. */
+/**
+ * The RolloutStuck message when the first blocker has been blocked longer than
+ * spec.restart.progressDeadlineSeconds (else none), and when the next blocker
+ * not yet past it will be (epoch ms).
+ */
 function stuckRollout(
   obs: StatusObservation,
   workers: readonly string[],
   pods: ReadonlyMap<string, PodView>,
   outstanding: ReadonlySet<string>,
   coverage: Coverage | undefined,
-): string | undefined {
+): { stuck?: string; next?: number } {
   const version = obs.config?.version ?? 0;
   // The time recorded for this version only: an older record says nothing about it.
   const writtenAt = obs.lastChange?.version === version ? obs.lastChange.at : undefined;
   const deadline = obs.swarm.spec?.restart?.progressDeadlineSeconds ?? DEFAULTS.progressDeadlineSeconds;
   const now = Date.parse(obs.now);
-  const stuck = rolloutBlockers({ workers, pods, restartPending: outstanding, coverage, version, writtenAt }).filter(
-    (b) => now - Date.parse(b.since) > deadline * 1000,
-  );
+  const blockers = rolloutBlockers({ workers, pods, restartPending: outstanding, coverage, version, writtenAt });
+  const stuck = blockers.filter((b) => now - Date.parse(b.since) > deadline * 1000);
+  const pending = blockers.map((b) => Date.parse(b.since) + deadline * 1000).filter((at) => at >= now);
+  const next = pending.length > 0 ? Math.min(...pending) : undefined;
   const [first] = stuck;
-  if (!first) return undefined;
+  if (!first) return next !== undefined ? { next } : {};
   const others = stuck.length > 1 ? ` (${stuck.length - 1} more worker(s) blocked: ${summariseWorkers(stuck.slice(1).map((b) => b.worker))})` : '';
-  return `rollout of version ${version} blocked for more than ${deadline}s: ${first.worker} ${first.why}, since ${first.since}${others}`;
+  return {
+    stuck: `rollout of version ${version} blocked for more than ${deadline}s: ${first.worker} ${first.why}, since ${first.since}${others}`,
+    ...(next !== undefined ? { next } : {}),
+  };
 }
 
 /** metav1 semantics: lastTransitionTime moves only when a condition's status does. */

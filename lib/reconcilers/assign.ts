@@ -10,7 +10,7 @@ import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decision
 import { KubeError } from '../kube/errors.js';
 import { CONFIG_REFRESH_ANNOTATION, isDeployment, type PoolView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
-import { computeStatus } from '../decisions/status.js';
+import { computeStatus, judgeStatus } from '../decisions/status.js';
 import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
@@ -65,7 +65,7 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
       outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? naming : undefined));
     }
     // The last look found nothing to do: events announcing what it read need no reads (settled.ts).
-    if (carry.settled) env.settled?.remember(key, carry.settled);
+    if (carry.settled) env.settled?.remember(key, carry.settled.obs, carry.settled.until);
     else env.settled?.forget(key);
   } catch (err) {
     env.settled?.forget(key);
@@ -106,8 +106,8 @@ interface Carry {
   statusWritten: boolean;
   /** The pool the last attempt's valid Swarm named. */
   pool?: PoolRef;
-  /** The last attempt's observation, when it found the Swarm settled: Running, nothing written, refreshed, resized or recorded. */
-  settled?: Observation;
+  /** The last attempt's observation, when it found nothing to do (nothing written, refreshed, resized or recorded), and until when time changes nothing. */
+  settled?: { obs: Observation; until?: string };
   published?: Published;
 }
 
@@ -203,7 +203,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     carry.writes += 1;
   } else if (scale.waiting) env.log.debug({ waiting: scale.waiting }, 'resize waits');
 
-  const status = computeStatus({
+  const { status, changesAt } = judgeStatus({
     swarm: obs.swarm,
     now,
     statefulSet: obs.statefulSet,
@@ -217,9 +217,10 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     leases,
   });
   await statusWrite(obs.swarm, status);
-  const settled =
-    decision.write === 'none' && refreshes.length === 0 && scale.kind !== 'scale' && !scale.waiting && workspace.steps.length === 0 && !carry.statusWritten && status.phase === 'Running';
-  if (settled) carry.settled = obs;
+  // Waiting only on the world (a worker's acknowledgement, a pod Ready) or a deadline: settled (settled.ts).
+  // Not while restarts are recorded: each reconcile then tells `restart` again.
+  const settled = decision.write === 'none' && refreshes.length === 0 && scale.kind !== 'scale' && workspace.steps.length === 0 && !carry.statusWritten;
+  if (settled) carry.settled = { obs, ...(changesAt ? { until: changesAt } : {}) };
 
   // "changed" only when this reconcile wrote the change; one that finds it
   // already written by another instance reports "unchanged".

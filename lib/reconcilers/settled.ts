@@ -1,10 +1,11 @@
 // Per-instance memory of each Swarm's last settled look: the versions of the
 // objects read by a reconcile that found nothing to do (no write, no refresh,
-// no resize, no restart recorded) and the Swarm Running — so nothing waits on a
-// deadline, and time alone changes nothing. An event announcing one of those
-// very versions (a redelivery, the source's re-list, a change that look already
-// read) brings nothing new: whatever changed since has its own event, with a
-// version this record lacks, and the resync's. It is answered with no reads.
+// no resize, no restart recorded), and until when time alone changes nothing
+// (a rollout blocker reaching its deadline; at rest, never). An event
+// announcing one of those very versions (a redelivery, the source's re-list,
+// the echo of a write that look read back, a change it had already read) brings
+// nothing new: whatever changed since has its own event, with a version this
+// record lacks, and the resync's. It is answered with no reads.
 // Versions, not contents: a copy that merely looks the same may follow a
 // change another instance reconciled (a pod Ready, then not, then Ready again).
 // An optimisation only: an instance that remembers nothing reads as before.
@@ -16,10 +17,10 @@ import type { Observation } from './observe.js';
 const MAX_SWARMS = 1024;
 
 export interface SettledLooks {
-  /** The event announces a version its Swarm's last settled look in this instance read. */
-  vouches(trigger: Trigger): boolean;
-  /** `obs`: the look that found the Swarm settled. */
-  remember(key: SwarmKey, obs: Observation): void;
+  /** The event announces a version its Swarm's last settled look in this instance read, and `now` (epoch ms) is before the look's deadline. */
+  vouches(trigger: Trigger, now: number): boolean;
+  /** `obs`: the look that found the Swarm settled; `until` (RFC 3339): when time alone would change its status. */
+  remember(key: SwarmKey, obs: Observation, until?: string): void;
   forget(key: SwarmKey): void;
 }
 
@@ -28,6 +29,8 @@ interface Record {
   pool: string;
   /** `<kind>/<name>` → resourceVersion as read. */
   versions: Map<string, string>;
+  /** Epoch ms from which the look no longer holds (Infinity: at rest). */
+  until: number;
 }
 
 export function settledLooks(max = MAX_SWARMS): SettledLooks {
@@ -44,7 +47,7 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
   };
 
   return {
-    vouches(trigger) {
+    vouches(trigger, now) {
       if (trigger.source !== 'apiserver' || trigger.verb === 'delete' || !trigger.resourceVersion) return false;
       const pool = poolOfEvent(trigger);
       const id =
@@ -53,15 +56,17 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
           : trigger.kind === 'ConfigMap'
             ? trigger.swarm && keyString({ namespace: trigger.namespace, name: trigger.swarm })
             : pool && byPool.get(poolId(trigger.namespace, pool.kind, pool.name));
-      return !!id && records.get(id)?.versions.get(`${trigger.kind}/${trigger.name}`) === trigger.resourceVersion;
+      const record = id ? records.get(id) : undefined;
+      return !!record && now < record.until && record.versions.get(`${trigger.kind}/${trigger.name}`) === trigger.resourceVersion;
     },
 
-    remember(key, obs) {
+    remember(key, obs, until) {
       const id = keyString(key);
       forget(id);
       const pool = obs.statefulSet;
       const swarmVersion = obs.swarm.metadata.resourceVersion;
-      if (!pool?.resourceVersion || !swarmVersion) return;
+      const deadline = until === undefined ? Infinity : Date.parse(until);
+      if (!pool?.resourceVersion || !swarmVersion || Number.isNaN(deadline)) return;
       const versions = new Map<string, string>([
         [`Swarm/${key.name}`, swarmVersion],
         [`${pool.kind ?? 'StatefulSet'}/${pool.name}`, pool.resourceVersion],
@@ -70,7 +75,7 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
       for (const pod of obs.workers?.pods ?? []) versions.set(`Pod/${pod.name}`, pod.resourceVersion);
       for (const lease of obs.workers?.leases ?? []) versions.set(`Lease/${lease.name}`, lease.resourceVersion);
       const poolKey = poolId(key.namespace, pool.kind ?? 'StatefulSet', pool.name);
-      records.set(id, { pool: poolKey, versions });
+      records.set(id, { pool: poolKey, versions, until: deadline });
       byPool.set(poolKey, id);
       // Oldest first (a Map iterates in insertion order; a remembered Swarm is re-inserted).
       for (const oldest of records.keys()) {

@@ -1,7 +1,7 @@
 // assign's memory of settled looks (lib/reconcilers/settled.ts): an event
 // announcing a version that the last settled look of its Swarm read costs no
-// request; any other version, a deletion, a copy without a version, or a Swarm
-// not settled (something written, or not Running) is read as before.
+// request until that look's deadline; any other version, a deletion, a copy
+// without a version, or a Swarm whose last look wrote is read as before.
 import { describe, expect, it } from 'vitest';
 import { assignFunction } from '../../functions/assign/index.js';
 import { restartFunction } from '../../functions/restart/index.js';
@@ -54,7 +54,8 @@ async function settledWorld() {
   kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
   kube.setStatefulSet('ns', 'swarm-worker', 3);
   for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
-  const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog, settled: settledLooks() };
+  const clock = { now: new Date('2026-11-22T00:00:00Z') };
+  const env: ReconcileEnv = { kube, now: () => clock.now, component: 'test', log: silentLog, settled: settledLooks() };
   const assign = assignFunction(env, createCoalescer());
   const restart = restartFunction(env, createCoalescer());
   const events = eventsOf(kube);
@@ -68,7 +69,7 @@ async function settledWorld() {
   expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running' });
   kube.calls = [];
   kube.writes = [];
-  return { kube, assign, events, env };
+  return { kube, assign, events, env, clock };
 }
 
 describe('an event announcing a version the last settled look read', () => {
@@ -92,18 +93,38 @@ describe('an event announcing a version the last settled look read', () => {
     expect(kube.writes).toEqual([]);
   });
 
-  it('a change is read (its version is new), and a Swarm it unsettles is forgotten', async () => {
+  it('a change is read (its version is new); the record then holds what the look after its write read', async () => {
     const { kube, assign, events } = await settledWorld();
-    const before = await events.statefulSet();
+    const before = events.pod('swarm-worker-1');
     kube.calls = [];
     kube.setReady('ns', 'swarm-worker-1', false);
     await assign.handle(events.pod());
     expect(kube.calls.filter((c) => c === 'replaceSwarmStatus')).toHaveLength(1);
     expect(kube.swarms.get('ns/swarm')!.status?.phase).not.toBe('Running');
-    // Not settled (a pod not Ready): even a version the earlier look read is read again.
+    // The version before the change is no longer the one recorded; the one after it is.
     kube.calls = [];
     await assign.handle(before);
     expect([...kube.calls].sort()).toEqual(FIVE);
+    kube.calls = [];
+    await assign.handle(events.pod());
+    expect(kube.calls).toEqual([]);
+  });
+
+  it('a look waiting on a rollout holds only until its progress deadline: then the same version is read, and the rollout reported stuck', async () => {
+    const { kube, assign, events, clock } = await settledWorld();
+    kube.updateSwarmSpec('ns', 'swarm', (s) => (s.spec.restart = { progressDeadlineSeconds: 60 }));
+    await assign.handle(events.swarm());
+    kube.setReady('ns', 'swarm-worker-1', false);
+    await assign.handle(events.pod());
+    expect(kube.swarms.get('ns/swarm')!.status?.phase).not.toBe('Degraded');
+    kube.calls = [];
+    clock.now = new Date('2026-11-22T00:00:59Z');
+    await assign.handle(events.pod());
+    expect(kube.calls).toEqual([]);
+    clock.now = new Date('2026-11-22T00:01:01Z');
+    await assign.handle(events.pod());
+    expect(kube.calls).toEqual(expect.arrayContaining(FIVE));
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Degraded', conditions: expect.arrayContaining([expect.objectContaining({ reason: 'RolloutStuck' })]) });
   });
 
   it('a copy that looks like the one read, after a change another instance reconciled, is read (versions, not contents)', async () => {
@@ -119,6 +140,21 @@ describe('an event announcing a version the last settled look read', () => {
     await assign.handle(events.pod());
     expect(kube.calls).toEqual(expect.arrayContaining(FIVE));
     expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3 });
+  });
+
+  it('nor while restarts are recorded (restart policy Restart): each reconcile tells restart again', async () => {
+    const { kube, assign, events } = await settledWorld();
+    kube.updateSwarmSpec('ns', 'swarm', (s) => (s.spec.restart = { policy: 'Restart' }));
+    kube.setStatefulSet('ns', 'swarm-worker', 4);
+    kube.startPod('ns', 'swarm-worker', 3, false);
+    await assign.handle(events.swarm());
+    const duplicate = await events.statefulSet();
+    for (let i = 0; i < 2; i++) {
+      kube.calls = [];
+      const answer = await assign.handle(duplicate);
+      expect(kube.calls).toEqual(expect.arrayContaining(FIVE));
+      expect(answer.reply?.type).toBe('info.k8slab.swarm.assignment.changed');
+    }
   });
 
   it('the resync ping is never answered from it', async () => {
@@ -139,8 +175,8 @@ describe('settledLooks', () => {
   it('remembers a bounded number of Swarms, the oldest dropped first', () => {
     const looks = settledLooks(2);
     for (const i of [1, 2, 3]) looks.remember({ namespace: 'ns', name: `s${i}` }, observation(`s${i}`, `p${i}`));
-    expect([1, 2, 3].map((i) => looks.vouches(stsEvent(`p${i}`)))).toEqual([false, true, true]);
-    expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p3-0', resourceVersion: 'lease-p3' })).toBe(true);
+    expect([1, 2, 3].map((i) => looks.vouches(stsEvent(`p${i}`), 0))).toEqual([false, true, true]);
+    expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p3-0', resourceVersion: 'lease-p3' }, 0)).toBe(true);
   });
 
   it('forgets a Swarm with its pool, and a Swarm that moved to another pool no longer answers for the old one', () => {
@@ -148,15 +184,15 @@ describe('settledLooks', () => {
     const key = { namespace: 'ns', name: 's' };
     looks.remember(key, observation('s', 'p'));
     looks.remember(key, observation('s', 'q'));
-    expect([looks.vouches(stsEvent('p')), looks.vouches(stsEvent('q'))]).toEqual([false, true]);
+    expect([looks.vouches(stsEvent('p'), 0), looks.vouches(stsEvent('q'), 0)]).toEqual([false, true]);
     looks.forget(key);
-    expect(looks.vouches(stsEvent('q'))).toBe(false);
+    expect(looks.vouches(stsEvent('q'), 0)).toBe(false);
   });
 
   it('a look without versions (views built by hand) is not remembered', () => {
     const looks = settledLooks();
     const { resourceVersion: _rv, ...pool } = observation('s', 'p').statefulSet!;
     looks.remember({ namespace: 'ns', name: 's' }, { ...observation('s', 'p'), statefulSet: pool });
-    expect(looks.vouches(stsEvent('p'))).toBe(false);
+    expect(looks.vouches(stsEvent('p'), 0)).toBe(false);
   });
 });
