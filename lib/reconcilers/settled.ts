@@ -24,7 +24,7 @@ export interface SettledLooks {
   forget(key: SwarmKey): void;
 }
 
-interface Record {
+interface SettledRecord {
   /** `<namespace>/<kind>/<name>` of its pool, the index entry to drop with it. */
   pool: string;
   /** `<kind>/<name>` → resourceVersion as read. */
@@ -34,7 +34,7 @@ interface Record {
 }
 
 export function settledLooks(max = MAX_SWARMS): SettledLooks {
-  const records = new Map<string, Record>();
+  const records = new Map<string, SettledRecord>();
   /** Pool → the Swarm whose record names it: a pool object's event finds its Swarm without a list. */
   const byPool = new Map<string, string>();
   const poolId = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;
