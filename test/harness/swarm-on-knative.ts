@@ -187,14 +187,19 @@ export async function untilSourceWatches(kubeconfig: string, namespace: string, 
   }
 }
 
-/** Posts `event` in binary mode to a Broker's ingress path; answers the ingress's status (202: taken). */
+/**
+ * Posts `event` in binary mode to a Broker's ingress path; answers the ingress's status (202: taken).
+ * The InMemoryChannel dispatches synchronously (its async-handler annotation is off by default), so
+ * the ingress answers only once every Trigger's delivery is done — a function's reply included,
+ * delivered on to `restart`, which may be starting from zero on a busy node: a minute, not seconds.
+ */
 export async function postEvent(url: string, event: CloudEvent<unknown>): Promise<number> {
   const message = HTTP.binary(event);
   const response = await fetch(url, {
     method: 'POST',
     headers: message.headers as Record<string, string>,
     body: typeof message.body === 'string' ? message.body : JSON.stringify(message.body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(60_000),
   });
   await response.arrayBuffer();
   return response.status;
