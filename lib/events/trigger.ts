@@ -128,7 +128,7 @@ export function toTrigger(event: EventLike): Trigger {
     ['data.metadata.namespace', 'Namespace', namespace],
     ['data.metadata.name', kind, name],
   ]);
-  // Only the key is kept: the object is read fresh, so the event's copy (perhaps a large Swarm) is not held.
+  // Only the key and the copy's version are kept: the object is read fresh, so the event's copy (perhaps a large Swarm) is not held.
   const trigger: Trigger = { source: 'apiserver', verb, mode, kind, apiVersion: object.apiVersion, namespace, name };
   if (typeof uid === 'string') trigger.uid = uid;
   if (typeof resourceVersion === 'string' && resourceVersion !== '') trigger.resourceVersion = resourceVersion;

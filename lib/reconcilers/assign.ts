@@ -2,7 +2,8 @@
 // and pods; decide the desired ConfigMap, the refresh hints for hot-reloading
 // workers, the StatefulSet's size (with spec.replicas) and status (pure);
 // write what differs, the ConfigMap first; after a status write, observe and
-// decide once more (its echo is not reconciled, keys.ts).
+// decide once more (its echo is not reconciled, keys.ts). A last look that
+// finds nothing to do is remembered by the versions it read (settled.ts).
 import { poolOf, type PoolRef, type Swarm, type SwarmStatus } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
