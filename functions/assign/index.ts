@@ -4,7 +4,7 @@
 // `restart` hears of them).
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
-import { keyString } from '../../lib/decisions/routing.js';
+import { aspectOf, keyString } from '../../lib/decisions/routing.js';
 import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assign.js';
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
@@ -25,8 +25,10 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
       // had its own event, a few at a time, and one failing does not stop the rest.
       const runs = await boundedAll(
         targets.map(({ key, claimants }) => () =>
-          // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
-          coalescer.run(`assign:${keyString(key)}`, (followUp) => reconcileAssign(env, key, followUp ? undefined : claimants)),
+          coalescer.run(`assign:${keyString(key)}`, (followUp) =>
+            // A coalesced follow-up runs after another reconcile's writes: it looks at everything afresh.
+            followUp ? reconcileAssign(env, key) : reconcileAssign(env, key, claimants, trigger.source === 'apiserver' ? aspectOf(trigger) : undefined),
+          ),
         ),
         RESYNC_CONCURRENCY,
       );
@@ -59,4 +61,5 @@ const summarize = (o: AssignOutcome) => ({
   changedWorkers: o.changedWorkers,
   moved: o.moved,
   writes: o.writes,
+  ...(o.glanced ? { glanced: true } : {}),
 });

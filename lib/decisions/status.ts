@@ -11,6 +11,7 @@ import { toJob } from '../assignment/jobs.js';
 import { computeCoverage, declaresAcknowledgement, type Coverage, type WrittenAt } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
 import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
+import type { ObservedDigests } from './observed.js';
 import type { RestartWorkspace } from './workspace.js';
 
 /** Something that stops the Swarm from converging until a human acts. */
@@ -78,6 +79,8 @@ export interface StatusObservation {
    * workers' start times are compared with.
    */
   lastChange?: WrittenAt;
+  /** Digests of what this observation read (observed.ts), recorded in status with its deadline; not while a problem stands. */
+  observed?: ObservedDigests;
 }
 
 /** The worker holding a rollout up, why, and since when (observed times only). */
@@ -342,7 +345,9 @@ export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; chan
     conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),
     workers,
   };
-  return { status, ...(changesAt !== undefined ? { changesAt: new Date(changesAt).toISOString() } : {}) };
+  const until = changesAt !== undefined ? new Date(changesAt).toISOString() : undefined;
+  if (obs.observed && !obs.problem) status.observed = { ...obs.observed, ...(until ? { until } : {}) };
+  return { status, ...(until ? { changesAt: until } : {}) };
 }
 
 /**

@@ -9,7 +9,8 @@ import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
 import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decisions/scale.js';
 import { KubeError } from '../kube/errors.js';
-import { CONFIG_REFRESH_ANNOTATION, isDeployment, type PoolView } from '../kube/types.js';
+import { CONFIG_REFRESH_ANNOTATION, isDeployment, type ConfigMapView, type PoolView } from '../kube/types.js';
+import { observedDigests, type Aspect } from '../decisions/observed.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { computeStatus, judgeStatus } from '../decisions/status.js';
 import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
@@ -18,6 +19,7 @@ import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { cachedConfigReader, rememberWritten } from './config-cache.js';
 import { boundedAll } from './bounded.js';
+import { glance, type Glimpsed } from './glance.js';
 import { observe, type Observation } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
@@ -44,17 +46,30 @@ export interface AssignOutcome {
    * ping brings a next reconcile); never under policy None, which records no steps.
    */
   notify: boolean;
+  /** Answered by a glance (glance.ts): three reads at most, the status found to describe the world. */
+  glanced?: true;
 }
 
-/** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
-export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<AssignOutcome> {
+/**
+ * `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only.
+ * `aspect`: the object the event is about, glanced at first (glance.ts); absent (a resync,
+ * a coalesced follow-up): the whole look.
+ */
+export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[], aspect?: Aspect | 'swarm'): Promise<AssignOutcome> {
+  let glimpsed: Glimpsed = {};
+  if (aspect) {
+    // A glance that fails leaves it to the whole look, which meets the failure again and answers it.
+    const seen = await glance(env, key, claimants, aspect).catch(() => undefined);
+    if (seen?.agrees) return glanced(key, seen.swarm);
+    if (seen) ({ claimants, glimpsed } = seen);
+  }
   // Carried across conflict retries and confirming looks: a change written by
   // an attempt whose status write then conflicted is still this reconcile's change.
   const carry: Carry = { writes: 0, statusWritten: false };
   const what = `assign ${key.namespace}/${key.name}`;
   let outcome: AssignOutcome;
   try {
-    outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined));
+    outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined, n === 1 ? glimpsed : {}));
     // A status write is judged from reads another instance may have outrun: it
     // saw a later change first, found the status before this write already
     // agreeing, and wrote nothing. The write's echo is not reconciled (keys.ts),
@@ -127,7 +142,7 @@ const publish = (before: Published | undefined, now: Published): Published =>
 /** Observations after a status write, at most (each one that writes status again asks for the next). */
 const CONFIRMATIONS = 2;
 
-async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
+async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined, glimpsed: Glimpsed = {}): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
   carry.statusWritten = false;
   carry.settled = undefined;
@@ -136,7 +151,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     carry.writes += writes;
     carry.statusWritten = writes > 0;
   };
-  const obs = await observe(env, key, claimants, 'workers');
+  const obs = await observe(env, key, claimants, 'workers', glimpsed);
   if (!obs) return { ...none, result: 'gone' };
   if (obs.valid) carry.pool = poolOf(obs.valid.spec);
   const now = rfc3339(env.now());
@@ -174,8 +189,10 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
+  // The ConfigMap as status is judged from: as written, else as read.
+  let configMapNow = obs.configMap;
   if (decision.write !== 'none') {
-    await writeConfigMap(env, carry, decision, obs.valid.spec.configKey);
+    configMapNow = (await writeConfigMap(env, carry, decision, obs.valid.spec.configKey)) ?? obs.configMap;
     if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
     if (decision.changed) {
       carry.published = publish(carry.published, { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version });
@@ -216,6 +233,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     pods,
     unhonouredDedications: decision.unhonoured.length,
     leases,
+    observed: observedDigests({ pool: obs.statefulSet, pods, leases, configMap: configMapNow }),
   });
   await statusWrite(obs.swarm, status);
   // Waiting only on the world (a worker's acknowledgement, a pod Ready) or a deadline: settled (settled.ts).
@@ -243,12 +261,33 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
  * config written is remembered for the version the write returned: the look
  * confirming this reconcile's status write, and the write's echo, find it parsed.
  */
-async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigMapConverge, configKey: string): Promise<void> {
+async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigMapConverge, configKey: string): Promise<ConfigMapView | undefined> {
   const written = decision.write === 'create' ? await env.kube.createConfigMap(decision.configMap) : decision.patch ? await env.kube.patchConfigMap(decision.patch) : undefined;
   carry.writes += 1;
   env.onConfigMapWrite?.();
   const text = decision.configMap.data[configKey];
   if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
+  return written;
+}
+
+/**
+ * A glance that found the world status describes: nothing to do, answered from
+ * status (the version in force, the gauges' size: its workers' shares).
+ */
+function glanced(key: SwarmKey, swarm: Swarm): AssignOutcome {
+  const workers = swarm.status?.workers ?? [];
+  return {
+    key,
+    result: 'unchanged',
+    ...(swarm.metadata.uid ? { swarmUid: swarm.metadata.uid } : {}),
+    ...(swarm.status?.version !== undefined ? { version: swarm.status.version } : {}),
+    changedWorkers: [],
+    moved: 0,
+    size: { workers: workers.length, jobs: workers.reduce((sum, w) => sum + w.jobs, 0) },
+    writes: 0,
+    notify: false,
+    glanced: true,
+  };
 }
 
 /**

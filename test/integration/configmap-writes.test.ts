@@ -90,7 +90,9 @@ describe('ConfigMap writes on the real API server', () => {
 
     expect((await fn.handle(trigger('shared'))).summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]); // adopted
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/shared', '--replicas', '3']);
-    expect((await fn.handle(trigger('shared'))).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
+    // The StatefulSet's event (a Swarm event would be answered by a glance: its spec is the one observed).
+    const resized = { source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: NS, name: 'shared' } as const;
+    expect((await fn.handle(resized)).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
 
     const cm = await getConfigMap('shared-config');
     expect(cm.metadata?.finalizers).toEqual(['example.com/keep']);
@@ -149,6 +151,39 @@ describe('ConfigMap writes on the real API server', () => {
     // A change is a version the record lacks: read and reconciled.
     await applySwarm(swarm('settled', seedStreams.slice(0, 7)));
     expect((await fn.handle(await asSent('swarm/settled'))).summary.swarms).toMatchObject([{ result: 'changed' }]);
+  });
+
+  it('an event whose object digests as status recorded is answered after three reads by any instance: what assign writes digests as what it reads back', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'glance', 2));
+    await applySwarm(swarm('glance', seedStreams.slice(0, 6)));
+    const calls: string[] = [];
+    // A fresh instance per event (no memory), counting its requests.
+    const fresh = () =>
+      assignFunction(
+        { ...asAssign, kube: new Proxy(asAssign.kube, { get: (target, op: string) => (...args: unknown[]) => (calls.push(op), (target as never as Record<string, (...a: unknown[]) => unknown>)[op]!(...args)) }) },
+        createCoalescer(),
+      );
+    const asSent = async (what: string) => {
+      const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', what, '-o', 'json'])) as { status?: unknown };
+      if (what.startsWith('swarm/')) delete object.status;
+      return toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
+    };
+    const glanced = async (what: string) => {
+      calls.length = 0;
+      const [outcome] = (await fresh().handle(await asSent(what))).summary.swarms as Array<{ glanced?: boolean; writes: number }>;
+      return outcome?.glanced === true && outcome.writes === 0 && calls.length <= 3;
+    };
+    // Reconciled until its status describes the world at rest (the ConfigMap it wrote, read back, digests as recorded).
+    await eventually('a glance at the StatefulSet', async () => (await glanced('statefulset/glance')) && (await getSwarm('glance')).status?.phase === 'Running', 60_000, 500);
+    for (const what of ['swarm/glance', 'configmap/glance-config', 'pod/glance-0', 'pod/glance-1']) {
+      await eventually(`${what} glanced at`, () => glanced(what), 20_000, 500);
+    }
+    // A field the decisions read changes (a pod's label): looked at whole, recorded, and glanced at after.
+    const before = (await getSwarm('glance')).status?.observed?.pods;
+    await kubectl(kubeconfig, ['-n', NS, 'label', 'pod', 'glance-1', 'example.com/touched=yes']);
+    expect(await glanced('pod/glance-1')).toBe(false);
+    expect((await getSwarm('glance')).status?.observed?.pods).not.toBe(before);
+    expect(await glanced('pod/glance-1')).toBe(true);
   });
 
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {

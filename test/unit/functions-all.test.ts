@@ -35,10 +35,11 @@ describe('FUNCTION=all', () => {
     expect(first.status).toBe(202);
     expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 1$/m);
 
-    // A third worker changes the running pods' shares (policy Restart): assign tells restart, which deletes a pod.
+    // A third worker changes the running pods' shares (policy Restart): assign, told by the StatefulSet's event, tells restart, which deletes a pod.
     kube.setStatefulSet('ns', 'swarm-worker', 3);
     kube.startPod('ns', 'swarm-worker', 2);
-    const assigned = await post('/functions/assign', message.headers as Record<string, string>, message.body as string);
+    const resized = HTTP.binary(apiServerEvent({ verb: 'update', mode: 'resource', object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'swarm-worker', namespace: 'ns' } } as never }));
+    const assigned = await post('/functions/assign', resized.headers as Record<string, string>, resized.body as string);
     expect(assigned.status).toBe(200);
     expect(assigned.headers.get('ce-type')).toBe('info.k8slab.swarm.assignment.changed');
     expect(kube.configFor('ns', 'swarm-worker-config')).toMatch(/^version: 2$/m);

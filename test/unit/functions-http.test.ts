@@ -42,17 +42,19 @@ describe('assign over HTTP: the reply to restart', () => {
     runningPool(kube, 'swarm-worker', 2);
     const host = await serve('assign', kube);
     try {
-      const post = (id: string) => fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update', id), body: JSON.stringify(swarmObject) });
+      const post = (id: string, object: object = swarmObject) =>
+        fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update', id), body: JSON.stringify(object) });
       expect((await post('e1')).status).toBe(202);
-      // A third worker: the shares of running pods change, and policy Restart (the default) restarts them.
+      // A third worker, and the StatefulSet's event: the shares of running pods change, and policy Restart (the default) restarts them.
       runningPool(kube, 'swarm-worker', 3, 2);
-      const res = await post('e2');
+      const statefulSet = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'swarm-worker', namespace: 'ns' } };
+      const res = await post('e2', statefulSet);
       expect(res.status).toBe(200);
       const reply = HTTP.toEvent({ headers: Object.fromEntries(res.headers), body: await res.text() }) as { id: string };
       expect(reply).toMatchObject({ type: 'info.k8slab.swarm.assignment.changed', data: { swarm: { namespace: 'ns', name: 'swarm' }, version: 2 } });
       // Until the restarts are done, every reconcile tells restart again (a lost reply is resent), as the same event.
       const writes = kube.writes.length;
-      const dup = await post('e2');
+      const dup = await post('e2', statefulSet);
       expect(dup.status).toBe(200);
       expect(dup.headers.get('ce-id')).toBe(reply.id);
       expect(kube.writes.length).toBe(writes);

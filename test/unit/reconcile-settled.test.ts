@@ -15,6 +15,8 @@ import { silentLog, swarmOf } from '../support/fixtures.js';
 import { MemoryKube } from '../support/memory-kube.js';
 
 const FIVE = ['getConfigMap', 'getStatefulSet', 'listLeases', 'listPods', 'listSwarmsNaming'];
+/** A Pod event's glance (glance.ts): the Swarms naming the pool, the ConfigMap, the pods. */
+const GLANCE = ['getConfigMap', 'listPods', 'listSwarmsNaming'];
 const base = { source: 'apiserver', verb: 'update', mode: 'resource', namespace: 'ns' } as const;
 
 /** Events announcing the objects as they stand now, versions included. */
@@ -82,13 +84,13 @@ describe('an event announcing a version the last settled look read', () => {
     expect(response.summary).toMatchObject({ swarms: [], settled: true });
   });
 
-  it('is read as before when its version is another, it is a deletion, or it carries no version', async () => {
+  it('is read when its version is another, it is a deletion, or it carries no version (a glance: its own object, not all five)', async () => {
     const { kube, assign, events } = await settledWorld();
     const { resourceVersion: _rv, ...unversioned } = events.pod() as Extract<Trigger, { source: 'apiserver' }>;
     for (const trigger of [{ ...events.pod(), resourceVersion: 'elsewhere' }, { ...events.pod(), verb: 'delete' as const }, unversioned]) {
       kube.calls = [];
       await assign.handle(trigger);
-      expect([...kube.calls].sort()).toEqual(FIVE);
+      expect([...kube.calls].sort()).toEqual(GLANCE);
     }
     expect(kube.writes).toEqual([]);
   });
@@ -101,10 +103,10 @@ describe('an event announcing a version the last settled look read', () => {
     await assign.handle(events.pod());
     expect(kube.calls.filter((c) => c === 'replaceSwarmStatus')).toHaveLength(1);
     expect(kube.swarms.get('ns/swarm')!.status?.phase).not.toBe('Running');
-    // The version before the change is no longer the one recorded; the one after it is.
+    // The version before the change is no longer the one recorded (a glance reads the pods: as status recorded them); the one after it is.
     kube.calls = [];
     await assign.handle(before);
-    expect([...kube.calls].sort()).toEqual(FIVE);
+    expect([...kube.calls].sort()).toEqual(GLANCE);
     kube.calls = [];
     await assign.handle(events.pod());
     expect(kube.calls).toEqual([]);
