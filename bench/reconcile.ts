@@ -146,6 +146,8 @@ async function events(kubeconfig: string, tree: Tree, name: string) {
     // The same at a version no look read (an older copy): this tree's settled looks do not answer it.
     statefulSetUnread: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...sts, metadata: { ...sts.metadata, resourceVersion: '1' } } }),
     pod: apiServerEvent({ verb: 'update', mode: 'resource', object: pod }),
+    podUnread: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...pod, metadata: { ...pod.metadata, resourceVersion: '1' } } }),
+    swarmUnread: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...swarm, status: undefined, metadata: { ...swarm.metadata, resourceVersion: '1' } } }),
     changed: assignmentChangedEvent({ swarm: { namespace: tree.ns, name, uid: swarm.metadata.uid ?? '' }, version: 1, workers: [] }) as ReturnType<typeof apiServerEvent>,
   };
 }
@@ -230,16 +232,18 @@ async function main(): Promise<void> {
         const a2 = await noOp(tree.assign, e.statefulSet);
         // A worker's Pod events reach assign too (a crash-looping worker changes no StatefulSet).
         const a3 = await noOp(tree.assign, e.pod);
-        // A version the host has not read: the whole reconcile, in either tree.
+        // A version the host has not read: the whole reconcile in the tree before; in this one, a glance at that object.
         const a4 = await noOp(tree.assign, e.statefulSetUnread);
+        const a5 = await noOp(tree.assign, e.podUnread);
+        const a6 = await noOp(tree.assign, e.swarmUnread);
         // restart's one event (Pod events go to assign alone since restart stopped subscribing to them).
         const r = await noOp(tree.restart, e.changed);
         put(tree, `assign requests/no-op, a version the host's last settled look read (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
-        put(tree, `assign requests/no-op, a version the host has not read (StatefulSet event) @${swarms}`, `${a4.requests}`);
+        put(tree, `assign requests/no-op, a version the host has not read (StatefulSet, Pod, Swarm event) @${swarms}`, `${a4.requests}, ${a5.requests}, ${a6.requests}`);
         put(tree, `assign requests/event, a Swarm update echoing its status write @${swarms}`, `${a0.requests}`);
         put(tree, `restart requests/no-op (assignment.changed) @${swarms}`, `${r.requests}`);
-        put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a0.writes, a1.writes, a2.writes, a3.writes, a4.writes)}, ${r.writes}`);
-        put(tree, `no-op CPU ms, assign (StatefulSet event, a version not read: the whole reconcile) @${swarms}`, a4.cpuMs.toFixed(1));
+        put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a0.writes, a1.writes, a2.writes, a3.writes, a4.writes, a5.writes, a6.writes)}, ${r.writes}`);
+        put(tree, `no-op CPU ms, assign (StatefulSet event, a version not read) @${swarms}`, a4.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, assign (StatefulSet event, a version a settled look read) @${swarms}`, a2.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, restart (assignment.changed) @${swarms}`, r.cpuMs.toFixed(1));
         progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests}/${a4.requests} req ${a4.cpuMs.toFixed(1)} ms, restart ${r.requests} req ${r.cpuMs.toFixed(1)} ms`);
