@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { LIMITS } from '../lib/api/schema.js';
 import { assignmentChangedEvent } from '../lib/events/assignment-changed.js';
 import { apiServerEvent, toHttpMessage } from '../lib/events/apiserver-event.js';
+import { resyncPingEvent } from '../lib/events/ping.js';
 import type { KubeObject } from '../lib/events/types.js';
 import { repoRoot, startCluster } from '../test/controlplane/cluster.js';
 import { enableNamespace, installSwarm, kubectl } from '../test/harness/swarm-install.js';
@@ -332,6 +333,9 @@ async function main(): Promise<void> {
         const host = await startHost(tree.dir, 'assign', kc, form);
         children.push(host.child);
         await rounds(host, 3);
+        // Then the namespace's resync ping: a whole look at each Swarm (4 at a time), never a glance.
+        const resync = await post(host, resyncPingEvent({ namespace: ns }) as never);
+        if (resync.status >= 300) throw new Error(`${tree.label}: resync answered ${resync.status}`);
         put(tree, row, peakRssMiB(host.child.pid!).toFixed(0));
         host.child.kill('SIGTERM');
       }
@@ -349,7 +353,7 @@ async function main(): Promise<void> {
       '',
       `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
       '',
-      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes, and in this tree after the look that confirms its status write); peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their events, under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
+      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes, and in this tree after the look that confirms its status write); peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
       '',
       ...table,
       '',

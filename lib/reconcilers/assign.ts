@@ -60,7 +60,7 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
   if (aspect) {
     // A glance that fails leaves it to the whole look, which meets the failure again and answers it.
     const seen = await glance(env, key, claimants, aspect).catch(() => undefined);
-    if (seen?.agrees) return glanced(key, seen.swarm);
+    if (seen?.agrees) return glanced(key, seen.swarm, seen.restartsDue);
     if (seen) ({ claimants, glimpsed } = seen);
   }
   // Carried across conflict retries and confirming looks: a change written by
@@ -271,10 +271,11 @@ async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigM
 }
 
 /**
- * A glance that found the world status describes: nothing to do, answered from
- * status (the version in force, the gauges' size: its workers' shares).
+ * A glance that found the world status describes: nothing to write, answered
+ * from status (the version in force, the gauges' size: its workers' shares),
+ * telling `restart` again while restarts are recorded, as every look does.
  */
-function glanced(key: SwarmKey, swarm: Swarm): AssignOutcome {
+function glanced(key: SwarmKey, swarm: Swarm, restartsDue: boolean): AssignOutcome {
   const workers = swarm.status?.workers ?? [];
   return {
     key,
@@ -285,7 +286,7 @@ function glanced(key: SwarmKey, swarm: Swarm): AssignOutcome {
     moved: 0,
     size: { workers: workers.length, jobs: workers.reduce((sum, w) => sum + w.jobs, 0) },
     writes: 0,
-    notify: false,
+    notify: restartsDue && swarm.status?.version !== undefined,
     glanced: true,
   };
 }

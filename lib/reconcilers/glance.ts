@@ -2,14 +2,16 @@
 // assign's status records what it was judged from (status.observed: digests of
 // the pool, its pods, the workers' Leases and the ConfigMap) with the Swarm's
 // generation. An event whose own object, read now, digests as recorded — the
-// spec observed, the claim still this Swarm's, the ConfigMap as recorded with
-// no restart outstanding, before the recorded deadline — finds the world that
+// spec observed, the claim still this Swarm's, the ConfigMap as recorded,
+// before the recorded deadline — finds the world that
 // status describes: whatever else changed since that status was written brings
 // its own event (or the resync's), which finds its object digesting otherwise
 // and looks at everything. Three requests: the Swarms naming the pool (keys.ts
 // lists them for the event), the ConfigMap and the event's object (none more
-// for a Swarm or ConfigMap event). Otherwise the whole look follows, reusing
-// what the glance read. Durable, unlike settled.ts: any instance can glance.
+// for a Swarm or ConfigMap event). The whole look would decide as the one that
+// wrote the record: nothing to write, and, while the ConfigMap records restarts,
+// tell `restart` again; so does the glance. Otherwise the whole look follows,
+// reusing what the glance read. Durable, unlike settled.ts: any instance can glance.
 import { poolOf, type PoolRef, type Swarm } from '../api/types.js';
 import { validateSwarm } from '../api/validate.js';
 import { configMapDigest, leasesDigest, podsDigest, poolDigest, type Aspect } from '../decisions/observed.js';
@@ -30,7 +32,8 @@ export interface Glimpsed {
 }
 
 export type GlanceResult =
-  | { agrees: true; swarm: Swarm }
+  /** `restartsDue`: the ConfigMap records restarts, so the answer tells `restart` again, as a whole look would. */
+  | { agrees: true; swarm: Swarm; restartsDue: boolean }
   | { agrees: false; claimants?: readonly Swarm[]; glimpsed: Glimpsed };
 
 /** `aspect`: the object the event is about ('swarm' for the Swarm itself). */
@@ -58,11 +61,9 @@ export async function glance(env: ReconcileEnv, key: SwarmKey, claimants: readon
     readAspect(env, namespace, pool, aspect, selector),
   ]);
   const glimpsed: Glimpsed = { configMap: configMap ?? null, ...fresh?.glimpsed };
-  // Restarts recorded: every look tells `restart` again (assign.ts), so none is skipped.
-  if (!configMap || readRestarts(configMap.annotations).steps.length > 0) return disagrees(naming, glimpsed);
-  if (configMapDigest(configMap) !== recorded.configMap) return disagrees(naming, glimpsed);
+  if (!configMap || configMapDigest(configMap) !== recorded.configMap) return disagrees(naming, glimpsed);
   if (fresh && fresh.digest !== recorded[fresh.aspect]) return disagrees(naming, glimpsed);
-  return { agrees: true, swarm };
+  return { agrees: true, swarm, restartsDue: readRestarts(configMap.annotations).steps.length > 0 };
 }
 
 async function readAspect(
