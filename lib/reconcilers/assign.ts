@@ -60,7 +60,11 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
   if (aspect) {
     // A glance that fails leaves it to the whole look, which meets the failure again and answers it.
     const seen = await glance(env, key, claimants, aspect).catch(() => undefined);
-    if (seen?.agrees) return glanced(key, seen.swarm, seen.restartsDue);
+    if (seen?.agrees) {
+      // Found nothing to do: its versions vouch for their redeliveries (settled.ts); not while each event must tell restart.
+      if (!seen.restartsDue) env.settled?.note(key, seen.read.pool, seen.read.versions, seen.read.until);
+      return glanced(key, seen.swarm, seen.restartsDue);
+    }
     if (seen) ({ claimants, glimpsed } = seen);
   }
   // Carried across conflict retries and confirming looks: a change written by

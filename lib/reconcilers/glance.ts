@@ -31,9 +31,16 @@ export interface Glimpsed {
   leases?: LeaseView[];
 }
 
+/** What an agreeing glance read: `<kind>/<name>` → resourceVersion, and the recorded deadline (settled.ts keeps them). */
+export interface GlanceRead {
+  pool: PoolRef;
+  versions: Map<string, string>;
+  until?: string;
+}
+
 export type GlanceResult =
   /** `restartsDue`: the ConfigMap records restarts, so the answer tells `restart` again, as a whole look would. */
-  | { agrees: true; swarm: Swarm; restartsDue: boolean }
+  | { agrees: true; swarm: Swarm; restartsDue: boolean; read: GlanceRead }
   | { agrees: false; claimants?: readonly Swarm[]; glimpsed: Glimpsed };
 
 /** `aspect`: the object the event is about ('swarm' for the Swarm itself). */
@@ -63,7 +70,11 @@ export async function glance(env: ReconcileEnv, key: SwarmKey, claimants: readon
   const glimpsed: Glimpsed = { configMap: configMap ?? null, ...fresh?.glimpsed };
   if (!configMap || configMapDigest(configMap) !== recorded.configMap) return disagrees(naming, glimpsed);
   if (fresh && fresh.digest !== recorded[fresh.aspect]) return disagrees(naming, glimpsed);
-  return { agrees: true, swarm, restartsDue: readRestarts(configMap.annotations).steps.length > 0 };
+  const versions = new Map<string, string>([...(fresh?.versions ?? [])]);
+  if (swarm.metadata.resourceVersion) versions.set(`Swarm/${key.name}`, swarm.metadata.resourceVersion);
+  if (configMap.resourceVersion) versions.set(`ConfigMap/${configMap.name}`, configMap.resourceVersion);
+  const read = { pool, versions, ...(recorded.until ? { until: recorded.until } : {}) };
+  return { agrees: true, swarm, restartsDue: readRestarts(configMap.annotations).steps.length > 0, read };
 }
 
 async function readAspect(
@@ -72,21 +83,22 @@ async function readAspect(
   pool: PoolRef,
   aspect: Aspect | 'swarm',
   selector: string | undefined,
-): Promise<{ aspect: Aspect; digest: string; glimpsed: Glimpsed } | undefined> {
+): Promise<{ aspect: Aspect; digest: string; glimpsed: Glimpsed; versions: Array<[string, string]> } | undefined> {
   switch (aspect) {
     case 'pool': {
       const view = (pool.kind === 'Deployment' ? await env.kube.getDeployment(namespace, pool.name) : await env.kube.getStatefulSet(namespace, pool.name)) ?? null;
-      return { aspect, digest: view ? poolDigest(view) : 'absent', glimpsed: { pool: { ref: pool, view } } };
+      const versions: Array<[string, string]> = view?.resourceVersion ? [[`${pool.kind}/${pool.name}`, view.resourceVersion]] : [];
+      return { aspect, digest: view ? poolDigest(view) : 'absent', glimpsed: { pool: { ref: pool, view } }, versions };
     }
     case 'pods': {
       // The pool's selector is immutable; the one status recorded is the one its pods were listed by.
-      if (!selector) return { aspect, digest: 'unknown', glimpsed: {} };
+      if (!selector) return { aspect, digest: 'unknown', glimpsed: {}, versions: [] };
       const pods = await env.kube.listPods(namespace, selector);
-      return { aspect, digest: podsDigest(pods), glimpsed: { pods: { selector, pods } } };
+      return { aspect, digest: podsDigest(pods), glimpsed: { pods: { selector, pods } }, versions: pods.map((p) => [`Pod/${p.name}`, p.resourceVersion]) };
     }
     case 'leases': {
       const leases = await env.kube.listLeases(namespace, `${SWARM_LABEL}=${pool.name}`);
-      return { aspect, digest: leasesDigest(leases), glimpsed: { leases } };
+      return { aspect, digest: leasesDigest(leases), glimpsed: { leases }, versions: leases.map((l) => [`Lease/${l.name}`, l.resourceVersion]) };
     }
     // The ConfigMap is read for every glance; the Swarm is the list itself.
     default:

@@ -5,11 +5,13 @@
 // announcing one of those very versions (a redelivery, the source's re-list,
 // the echo of a write that look read back, a change it had already read) brings
 // nothing new: whatever changed since has its own event, with a version this
-// record lacks, and the resync's. It is answered with no reads.
+// record lacks, and the resync's. It is answered with no reads. A glance that
+// finds nothing to do (glance.ts) adds the versions it read.
 // Versions, not contents: a copy that merely looks the same may follow a
 // change another instance reconciled (a pod Ready, then not, then Ready again).
 // An optimisation only: an instance that remembers nothing reads as before.
 import type { Trigger } from '../events/types.js';
+import type { PoolRef } from '../api/types.js';
 import { keyString, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
 import type { Observation } from './observe.js';
 
@@ -21,6 +23,12 @@ export interface SettledLooks {
   vouches(trigger: Trigger, now: number): boolean;
   /** `obs`: the look that found the Swarm settled; `until` (RFC 3339): when time alone would change its status. */
   remember(key: SwarmKey, obs: Observation, until?: string): void;
+  /**
+   * A glance that found nothing to do (glance.ts) adds the versions it read
+   * (`<kind>/<name>` → resourceVersion) to the Swarm's record, or starts one;
+   * the record then holds until the earlier of the two deadlines.
+   */
+  note(key: SwarmKey, pool: PoolRef, versions: ReadonlyMap<string, string>, until?: string): void;
   forget(key: SwarmKey): void;
 }
 
@@ -44,6 +52,16 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
     if (!record) return;
     records.delete(id);
     if (byPool.get(record.pool) === id) byPool.delete(record.pool);
+  };
+
+  const keep = (id: string, pool: string, versions: Map<string, string>, until: number) => {
+    records.set(id, { pool, versions, until });
+    byPool.set(pool, id);
+    // Oldest first (a Map iterates in insertion order; a remembered Swarm is re-inserted).
+    for (const oldest of records.keys()) {
+      if (records.size <= max) break;
+      forget(oldest);
+    }
   };
 
   return {
@@ -74,14 +92,18 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
       if (obs.configMap?.resourceVersion) versions.set(`ConfigMap/${obs.configMap.name}`, obs.configMap.resourceVersion);
       for (const pod of obs.workers?.pods ?? []) versions.set(`Pod/${pod.name}`, pod.resourceVersion);
       for (const lease of obs.workers?.leases ?? []) versions.set(`Lease/${lease.name}`, lease.resourceVersion);
-      const poolKey = poolId(key.namespace, pool.kind ?? 'StatefulSet', pool.name);
-      records.set(id, { pool: poolKey, versions, until: deadline });
-      byPool.set(poolKey, id);
-      // Oldest first (a Map iterates in insertion order; a remembered Swarm is re-inserted).
-      for (const oldest of records.keys()) {
-        if (records.size <= max) break;
-        forget(oldest);
-      }
+      keep(id, poolId(key.namespace, pool.kind ?? 'StatefulSet', pool.name), versions, deadline);
+    },
+
+    note(key, pool, versions, until) {
+      const id = keyString(key);
+      const deadline = until === undefined ? Infinity : Date.parse(until);
+      if (Number.isNaN(deadline)) return;
+      const poolKey = poolId(key.namespace, pool.kind, pool.name);
+      const record = records.get(id);
+      const kept = record?.pool === poolKey ? record : undefined;
+      forget(id);
+      keep(id, poolKey, new Map([...(kept?.versions ?? []), ...versions]), Math.min(deadline, kept?.until ?? Infinity));
     },
 
     forget: (key) => forget(keyString(key)),

@@ -160,6 +160,17 @@ describe('an event announcing a version the last settled look read', () => {
     }
   });
 
+  it('a glance by an instance that remembers nothing vouches for the versions it read', async () => {
+    const { kube, events } = await settledWorld();
+    const other = assignFunction({ kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog, settled: settledLooks() }, createCoalescer());
+    const pod = events.pod();
+    await other.handle(pod);
+    expect([...kube.calls].sort()).toEqual(GLANCE);
+    kube.calls = [];
+    expect((await other.handle(pod)).summary).toMatchObject({ settled: true });
+    expect(kube.calls).toEqual([]);
+  });
+
   it('the resync ping is never answered from it', async () => {
     const { kube, assign } = await settledWorld();
     await assign.handle({ source: 'ping', namespace: 'ns' } as Trigger);
@@ -190,6 +201,20 @@ describe('settledLooks', () => {
     expect([looks.vouches(stsEvent('p'), 0), looks.vouches(stsEvent('q'), 0)]).toEqual([false, true]);
     looks.forget(key);
     expect(looks.vouches(stsEvent('q'), 0)).toBe(false);
+  });
+
+  it('a glance that found nothing to do adds the versions it read, holding until the earlier deadline', () => {
+    const looks = settledLooks();
+    const key = { namespace: 'ns', name: 's' };
+    looks.remember(key, observation('s', 'p'), '2026-11-22T00:10:00Z');
+    looks.note(key, { kind: 'StatefulSet', name: 'p' }, new Map([['StatefulSet/p', 'sts-p-2']]), '2026-11-22T00:05:00Z');
+    const at = (iso: string) => Date.parse(iso);
+    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:04:59Z'))).toBe(true);
+    expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p-0', resourceVersion: 'lease-p' }, at('2026-11-22T00:04:59Z'))).toBe(true);
+    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:05:00Z'))).toBe(false);
+    // No record yet: one is started with what the glance read.
+    looks.note({ namespace: 'ns', name: 't' }, { kind: 'StatefulSet', name: 'q' }, new Map([['StatefulSet/q', 'sts-q']]));
+    expect(looks.vouches(stsEvent('q'), 0)).toBe(true);
   });
 
   it('a look without versions (views built by hand) is not remembered', () => {
