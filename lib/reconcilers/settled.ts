@@ -26,7 +26,8 @@ export interface SettledLooks {
   /**
    * A glance that found nothing to do (glance.ts) adds the versions it read
    * (`<kind>/<name>` → resourceVersion) to the Swarm's record, or starts one;
-   * the record then holds until the earlier of the two deadlines.
+   * `until`: the deadline of the status it found in force, which the record
+   * then holds to (the status it was judged against is the latest).
    */
   note(key: SwarmKey, pool: PoolRef, versions: ReadonlyMap<string, string>, until?: string): void;
   forget(key: SwarmKey): void;
@@ -103,7 +104,7 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
       const record = records.get(id);
       const kept = record?.pool === poolKey ? record : undefined;
       forget(id);
-      keep(id, poolKey, new Map([...(kept?.versions ?? []), ...versions]), Math.min(deadline, kept?.until ?? Infinity));
+      keep(id, poolKey, new Map([...(kept?.versions ?? []), ...versions]), deadline);
     },
 
     forget: (key) => forget(keyString(key)),

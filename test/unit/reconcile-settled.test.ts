@@ -203,15 +203,18 @@ describe('settledLooks', () => {
     expect(looks.vouches(stsEvent('q'), 0)).toBe(false);
   });
 
-  it('a glance that found nothing to do adds the versions it read, holding until the earlier deadline', () => {
+  it('a glance that found nothing to do adds the versions it read, holding to the deadline of the status it found in force', () => {
     const looks = settledLooks();
     const key = { namespace: 'ns', name: 's' };
+    const at = (iso: string) => Date.parse(iso);
     looks.remember(key, observation('s', 'p'), '2026-11-22T00:10:00Z');
     looks.note(key, { kind: 'StatefulSet', name: 'p' }, new Map([['StatefulSet/p', 'sts-p-2']]), '2026-11-22T00:05:00Z');
-    const at = (iso: string) => Date.parse(iso);
     expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:04:59Z'))).toBe(true);
     expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p-0', resourceVersion: 'lease-p' }, at('2026-11-22T00:04:59Z'))).toBe(true);
     expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:05:00Z'))).toBe(false);
+    // A record whose deadline passed, then a glance at a status with none (the rollout moved on): it holds again.
+    looks.note(key, { kind: 'StatefulSet', name: 'p' }, new Map([['StatefulSet/p', 'sts-p-3']]));
+    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-3' }, at('2026-11-22T01:00:00Z'))).toBe(true);
     // No record yet: one is started with what the glance read.
     looks.note({ namespace: 'ns', name: 't' }, { kind: 'StatefulSet', name: 'q' }, new Map([['StatefulSet/q', 'sts-q']]));
     expect(looks.vouches(stsEvent('q'), 0)).toBe(true);
