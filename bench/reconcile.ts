@@ -153,7 +153,7 @@ async function events(kubeconfig: string, tree: Tree, name: string) {
   };
 }
 
-/** Drive a Swarm to rest: events until neither function writes. */
+/** Drive a Swarm to rest: events until neither function writes and it is Running (no restart left recorded). */
 async function settle(kubeconfig: string, tree: Tree, name: string): Promise<void> {
   for (let round = 0; round < 30; round++) {
     const e = await events(kubeconfig, tree, name);
@@ -161,7 +161,8 @@ async function settle(kubeconfig: string, tree: Tree, name: string): Promise<voi
     await post(tree.assign, e.statefulSet);
     await post(tree.restart, e.changed);
     const after = [await requests(tree.assign), await requests(tree.restart)];
-    if (after[0]!.writes === before[0]!.writes && after[1]!.writes === before[1]!.writes && round > 1) return;
+    const running = ((await getJson(kubeconfig, tree.ns, `swarm/${name}`)).status as { phase?: string } | undefined)?.phase === 'Running';
+    if (after[0]!.writes === before[0]!.writes && after[1]!.writes === before[1]!.writes && round > 1 && running) return;
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`${tree.label}: ${name} did not settle`);
