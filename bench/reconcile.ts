@@ -153,12 +153,16 @@ async function events(kubeconfig: string, tree: Tree, name: string) {
   };
 }
 
-/** Drive a Swarm to rest: events until neither function writes and it is Running (no restart left recorded). */
+/**
+ * Drive a Swarm to rest: its namespace's resync ping (a whole look, whatever changed: the bench
+ * posts no Pod events) and restart's event, until neither function writes and it is Running
+ * (no restart left recorded).
+ */
 async function settle(kubeconfig: string, tree: Tree, name: string): Promise<void> {
-  for (let round = 0; round < 30; round++) {
+  for (let round = 0; round < 60; round++) {
     const e = await events(kubeconfig, tree, name);
     const before = [await requests(tree.assign), await requests(tree.restart)];
-    await post(tree.assign, e.statefulSet);
+    await post(tree.assign, resyncPingEvent({ namespace: tree.ns }) as never);
     await post(tree.restart, e.changed);
     const after = [await requests(tree.assign), await requests(tree.restart)];
     const running = ((await getJson(kubeconfig, tree.ns, `swarm/${name}`)).status as { phase?: string } | undefined)?.phase === 'Running';

@@ -184,7 +184,7 @@ describe('settledLooks', () => {
     statefulSet: { kind: 'StatefulSet', name: pool, namespace: 'ns', uid: pool, resourceVersion: `sts-${pool}`, replicas: 1, labelSelector: `app=${pool}` },
     workers: { pods: [], leases: [{ name: `${pool}-0`, namespace: 'ns', resourceVersion: `lease-${pool}`, labels: {}, annotations: {} }] },
   });
-  const stsEvent = (pool: string): Trigger => ({ ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: pool, resourceVersion: `sts-${pool}` });
+  const stsEvent = (pool: string, resourceVersion = `sts-${pool}`): Trigger => ({ ...base, kind: 'StatefulSet', apiVersion: 'apps/v1', name: pool, resourceVersion });
 
   it('remembers a bounded number of Swarms, the oldest dropped first', () => {
     const looks = settledLooks(2);
@@ -209,12 +209,12 @@ describe('settledLooks', () => {
     const at = (iso: string) => Date.parse(iso);
     looks.remember(key, observation('s', 'p'), '2026-11-22T00:10:00Z');
     looks.note(key, { kind: 'StatefulSet', name: 'p' }, new Map([['StatefulSet/p', 'sts-p-2']]), '2026-11-22T00:05:00Z');
-    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:04:59Z'))).toBe(true);
+    expect(looks.vouches(stsEvent('p', 'sts-p-2'), at('2026-11-22T00:04:59Z'))).toBe(true);
     expect(looks.vouches({ ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'p-0', resourceVersion: 'lease-p' }, at('2026-11-22T00:04:59Z'))).toBe(true);
-    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-2' }, at('2026-11-22T00:05:00Z'))).toBe(false);
+    expect(looks.vouches(stsEvent('p', 'sts-p-2'), at('2026-11-22T00:05:00Z'))).toBe(false);
     // A record whose deadline passed, then a glance at a status with none (the rollout moved on): it holds again.
     looks.note(key, { kind: 'StatefulSet', name: 'p' }, new Map([['StatefulSet/p', 'sts-p-3']]));
-    expect(looks.vouches({ ...stsEvent('p'), resourceVersion: 'sts-p-3' }, at('2026-11-22T01:00:00Z'))).toBe(true);
+    expect(looks.vouches(stsEvent('p', 'sts-p-3'), at('2026-11-22T01:00:00Z'))).toBe(true);
     // No record yet: one is started with what the glance read.
     looks.note({ namespace: 'ns', name: 't' }, { kind: 'StatefulSet', name: 'q' }, new Map([['StatefulSet/q', 'sts-q']]));
     expect(looks.vouches(stsEvent('q'), 0)).toBe(true);
