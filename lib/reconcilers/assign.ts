@@ -1,6 +1,8 @@
-// ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap
-// and pods; decide the desired ConfigMap, the refresh hints for hot-reloading
-// workers, the StatefulSet's size (with spec.replicas) and status (pure);
+// ReconcileKind for `assign`: an event's own object is first glanced at
+// against what status was judged from (glance.ts); otherwise observe the
+// Swarm, its StatefulSet, ConfigMap, pods and Leases; decide the desired
+// ConfigMap, the refresh hints for hot-reloading workers, the StatefulSet's
+// size (with spec.replicas) and status with digests of what it read (pure);
 // write what differs, the ConfigMap first; after a status write, observe and
 // decide once more (its echo is not reconciled, keys.ts). A last look that
 // finds nothing to do is remembered by the versions it read (settled.ts).

@@ -1,17 +1,17 @@
 // A glance: the least an event needs read to show it brings nothing new.
 // assign's status records what it was judged from (status.observed: digests of
 // the pool, its pods, the workers' Leases and the ConfigMap) with the Swarm's
-// generation. An event whose own object, read now, digests as recorded — the
-// spec observed, the claim still this Swarm's, the ConfigMap as recorded,
-// before the recorded deadline — finds the world that
-// status describes: whatever else changed since that status was written brings
-// its own event (or the resync's), which finds its object digesting otherwise
-// and looks at everything. Three requests: the Swarms naming the pool (keys.ts
-// lists them for the event), the ConfigMap and the event's object (none more
-// for a Swarm or ConfigMap event). The whole look would decide as the one that
-// wrote the record: nothing to write, and, while the ConfigMap records restarts,
-// tell `restart` again; so does the glance. Otherwise the whole look follows,
-// reusing what the glance read. Durable, unlike settled.ts: any instance can glance.
+// generation. An event whose own object, read now, digests as recorded (the
+// spec observed, the claim still this Swarm's, the ConfigMap as recorded, the
+// recorded deadline not passed) finds the world that status describes:
+// whatever else changed since that status was written brings its own event (or
+// the resync's), which finds its object digesting otherwise and looks at
+// everything. Three requests: the Swarms naming the pool (keys.ts lists them
+// for the event), the ConfigMap and the event's object (none more for a Swarm
+// or ConfigMap event). The whole look would decide as the one that wrote the
+// record: nothing to write and, while the ConfigMap records restarts, tell
+// `restart` again; so does the glance. Otherwise the whole look follows,
+// reusing what the glance read. Durable, unlike settled.ts: any instance glances alike.
 import { poolOf, type PoolRef, type Swarm } from '../api/types.js';
 import { validateSwarm } from '../api/validate.js';
 import { configMapDigest, leasesDigest, podsDigest, poolDigest, type Aspect } from '../decisions/observed.js';

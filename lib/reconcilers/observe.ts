@@ -7,6 +7,7 @@
 // Both functions decide over it; only assign judges status from it (one writer).
 // A Deployment pool (spec.deploymentName) is observed alike: its Deployment
 // stands where the StatefulSet does (a PoolView), its pods are its workers.
+// What a glance just read (glance.ts) is part of the observation, not read again.
 import { validateSwarm } from '../api/validate.js';
 import { poolOf, type PoolRef, type Swarm, type ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, DeploymentView, LeaseView, PodView, PoolView, StatefulSetView } from '../kube/types.js';
