@@ -6,14 +6,11 @@
 // describes, so an event can be judged by reading only its own object: if it
 // digests as recorded, the reconcile would find nothing new (glance.ts).
 import { createHash } from 'node:crypto';
+import type { ObservedStatus } from '../api/types.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 
-export interface ObservedDigests {
-  pool: string;
-  pods: string;
-  leases: string;
-  configMap: string;
-}
+/** status.observed without its deadline (judgeStatus adds that). */
+export type ObservedDigests = Omit<ObservedStatus, 'until'>;
 
 /** One of the objects status is judged from, as an event names it. */
 export type Aspect = keyof ObservedDigests;

@@ -20,6 +20,7 @@ import { readRestarts } from '../decisions/workspace.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
+import { versionsRead } from './settled.js';
 
 /** Objects a glance read, for the look that follows it (observe.ts): undefined = not read, null = read and absent. */
 export interface Glimpsed {
@@ -70,9 +71,7 @@ export async function glance(env: ReconcileEnv, key: SwarmKey, claimants: readon
   const glimpsed: Glimpsed = { configMap: configMap ?? null, ...fresh?.glimpsed };
   if (!configMap || configMapDigest(configMap) !== recorded.configMap) return disagrees(naming, glimpsed);
   if (fresh && fresh.digest !== recorded[fresh.aspect]) return disagrees(naming, glimpsed);
-  const versions = new Map<string, string>([...(fresh?.versions ?? [])]);
-  if (swarm.metadata.resourceVersion) versions.set(`Swarm/${key.name}`, swarm.metadata.resourceVersion);
-  if (configMap.resourceVersion) versions.set(`ConfigMap/${configMap.name}`, configMap.resourceVersion);
+  const versions = versionsRead({ swarm, configMap, pool: glimpsed.pool?.view, pods: glimpsed.pods?.pods, leases: glimpsed.leases });
   const read = { pool, versions, ...(recorded.until ? { until: recorded.until } : {}) };
   return { agrees: true, swarm, restartsDue: readRestarts(configMap.annotations).steps.length > 0, read };
 }
@@ -83,22 +82,21 @@ async function readAspect(
   pool: PoolRef,
   aspect: Aspect | 'swarm',
   selector: string | undefined,
-): Promise<{ aspect: Aspect; digest: string; glimpsed: Glimpsed; versions: Array<[string, string]> } | undefined> {
+): Promise<{ aspect: Aspect; digest: string; glimpsed: Glimpsed } | undefined> {
   switch (aspect) {
     case 'pool': {
       const view = (pool.kind === 'Deployment' ? await env.kube.getDeployment(namespace, pool.name) : await env.kube.getStatefulSet(namespace, pool.name)) ?? null;
-      const versions: Array<[string, string]> = view?.resourceVersion ? [[`${pool.kind}/${pool.name}`, view.resourceVersion]] : [];
-      return { aspect, digest: view ? poolDigest(view) : 'absent', glimpsed: { pool: { ref: pool, view } }, versions };
+      return { aspect, digest: view ? poolDigest(view) : 'absent', glimpsed: { pool: { ref: pool, view } } };
     }
     case 'pods': {
       // The pool's selector is immutable; the one status recorded is the one its pods were listed by.
-      if (!selector) return { aspect, digest: 'unknown', glimpsed: {}, versions: [] };
+      if (!selector) return { aspect, digest: 'unknown', glimpsed: {} };
       const pods = await env.kube.listPods(namespace, selector);
-      return { aspect, digest: podsDigest(pods), glimpsed: { pods: { selector, pods } }, versions: pods.map((p) => [`Pod/${p.name}`, p.resourceVersion]) };
+      return { aspect, digest: podsDigest(pods), glimpsed: { pods: { selector, pods } } };
     }
     case 'leases': {
       const leases = await env.kube.listLeases(namespace, `${SWARM_LABEL}=${pool.name}`);
-      return { aspect, digest: leasesDigest(leases), glimpsed: { leases }, versions: leases.map((l) => [`Lease/${l.name}`, l.resourceVersion]) };
+      return { aspect, digest: leasesDigest(leases), glimpsed: { leases } };
     }
     // The ConfigMap is read for every glance; the Swarm is the list itself.
     default:

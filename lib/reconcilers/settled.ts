@@ -11,9 +11,28 @@
 // change another instance reconciled (a pod Ready, then not, then Ready again).
 // An optimisation only: an instance that remembers nothing reads as before.
 import type { Trigger } from '../events/types.js';
-import type { PoolRef } from '../api/types.js';
+import type { PoolRef, Swarm } from '../api/types.js';
+import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { keyString, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
 import type { Observation } from './observe.js';
+
+/** The versions a look read, as the record keeps them: `<kind>/<name>` → resourceVersion (unversioned views are left out). */
+export function versionsRead(read: {
+  swarm?: Swarm;
+  pool?: PoolView | null;
+  configMap?: ConfigMapView | null;
+  pods?: readonly PodView[];
+  leases?: readonly LeaseView[];
+}): Map<string, string> {
+  const versions = new Map<string, string>();
+  const add = (kind: string, name: string, version: string | undefined) => version && versions.set(`${kind}/${name}`, version);
+  if (read.swarm) add('Swarm', read.swarm.metadata.name, read.swarm.metadata.resourceVersion);
+  if (read.pool) add(read.pool.kind ?? 'StatefulSet', read.pool.name, read.pool.resourceVersion);
+  if (read.configMap) add('ConfigMap', read.configMap.name, read.configMap.resourceVersion);
+  for (const pod of read.pods ?? []) add('Pod', pod.name, pod.resourceVersion);
+  for (const lease of read.leases ?? []) add('Lease', lease.name, lease.resourceVersion);
+  return versions;
+}
 
 /** Swarms remembered per instance (oldest dropped first); a record is a few dozen strings. */
 const MAX_SWARMS = 1024;
@@ -86,13 +105,7 @@ export function settledLooks(max = MAX_SWARMS): SettledLooks {
       const swarmVersion = obs.swarm.metadata.resourceVersion;
       const deadline = until === undefined ? Infinity : Date.parse(until);
       if (!pool?.resourceVersion || !swarmVersion || Number.isNaN(deadline)) return;
-      const versions = new Map<string, string>([
-        [`Swarm/${key.name}`, swarmVersion],
-        [`${pool.kind ?? 'StatefulSet'}/${pool.name}`, pool.resourceVersion],
-      ]);
-      if (obs.configMap?.resourceVersion) versions.set(`ConfigMap/${obs.configMap.name}`, obs.configMap.resourceVersion);
-      for (const pod of obs.workers?.pods ?? []) versions.set(`Pod/${pod.name}`, pod.resourceVersion);
-      for (const lease of obs.workers?.leases ?? []) versions.set(`Lease/${lease.name}`, lease.resourceVersion);
+      const versions = versionsRead({ swarm: obs.swarm, pool, configMap: obs.configMap, ...obs.workers });
       keep(id, poolId(key.namespace, pool.kind ?? 'StatefulSet', pool.name), versions, deadline);
     },
 
