@@ -11,7 +11,7 @@
 // and stops if the process that started it is gone.
 //   tsx test/harness/knative-background.ts <workDir> <kubeconfig> <sinkEndpoint> <ownerPid>
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../controlplane/cluster.js';
 import { installKnativeWithTracing, type InstalledKnative } from './real-knative.js';
@@ -101,6 +101,8 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
     (installed): Outcome => ({ ok: true, installed }),
     (error: unknown): Outcome => ({ ok: false, error: error instanceof Error ? error.message : String(error) }),
   );
-  writeFileSync(join(dir, OUTCOME_FILE), JSON.stringify(outcome));
+  // Written whole, then renamed: the waiter polls for the file and must never parse it half-written.
+  writeFileSync(join(dir, `${OUTCOME_FILE}.part`), JSON.stringify(outcome));
+  renameSync(join(dir, `${OUTCOME_FILE}.part`), join(dir, OUTCOME_FILE));
   process.exit(outcome.ok ? 0 : 1);
 }

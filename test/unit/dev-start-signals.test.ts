@@ -28,14 +28,16 @@ const groups: number[] = [];
 const CLEANUP_MS = 1500;
 
 const STAND_IN = `
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { stopOnSignals } from ${JSON.stringify(shutdownModule)};
 const [ready, marker] = process.argv.slice(2);
 stopOnSignals(async () => {
   await new Promise((r) => setTimeout(r, ${CLEANUP_MS}));
   writeFileSync(marker, 'stopped');
 });
-writeFileSync(ready, process.pid + ' ' + process.ppid);
+// Written whole, then renamed: the test polls for the file and must never read it half-written.
+writeFileSync(ready + '.part', process.pid + ' ' + process.ppid);
+renameSync(ready + '.part', ready);
 setInterval(() => process.stdout.write('a live view line\\n'), 50);
 `;
 writeFileSync(join(dir, 'stand-in.ts'), STAND_IN);
