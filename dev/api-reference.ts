@@ -8,6 +8,8 @@ import { renderSwarmCrd } from '../lib/api/crd.js';
 import { KUBERNETES_LIMITS, LIMITS, PATTERN_MEANINGS, SPEC_RULES, swarmSchema, type SchemaNode } from '../lib/api/schema.js';
 import { API_VERSION, KIND, PLURAL, SHORT_NAME } from '../lib/api/types.js';
 import { validateSwarm } from '../lib/api/validate.js';
+import { assign } from '../lib/assignment/index.js';
+import { render } from '../lib/workerconfig/index.js';
 
 /** An annotated Swarm; rendering fails if the schema stops accepting it. */
 const EXAMPLE = `apiVersion: ${API_VERSION}
@@ -135,6 +137,13 @@ function columnsTable(): string {
   return lines.join('\n');
 }
 
+/** The example's first config.yml, as the engine and the renderer the functions use write it. */
+function exampleConfig(spec: { statefulSetName?: string; replicas?: number; workload: { jobs: Parameters<typeof assign>[0]['jobs'] } }): string {
+  const { assignment } = assign({ statefulSetName: spec.statefulSetName ?? '', replicas: spec.replicas ?? 0, jobs: spec.workload.jobs });
+  const workloads = Object.fromEntries(Object.entries(assignment).map(([worker, jobs]) => [worker, { jobs, version: 1 }]));
+  return render({ version: 1, workloads });
+}
+
 /** The whole page, byte for byte as committed. */
 export function renderApiReference(): string {
   const example = validateSwarm(parse(EXAMPLE));
@@ -153,6 +162,15 @@ writes: [the reference worker](../examples/worker/README.md).
 
 \`\`\`yaml
 ${EXAMPLE}\`\`\`
+
+The ConfigMap it publishes, \`${example.swarm.spec.configMapName}\`, holds under \`${example.swarm.spec.configKey}\` the
+worker config, in the seed's format (its first version shown). Workers sorted, jobs sorted, so
+equal assignments are byte-identical; a worker's \`version\` is the config version at which its own
+share last changed. While a job changes hands, a share may also list \`releasing\`, \`awaiting\` or
+\`released\` jobs ([the reference worker](../examples/worker/README.md) says what each means).
+
+\`\`\`yaml
+${exampleConfig(example.swarm.spec)}\`\`\`
 
 ## spec
 

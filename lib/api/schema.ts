@@ -26,7 +26,7 @@ export type SchemaNode = { [keyword: string]: unknown };
  * the managedFields the API server adds for them — is about 1.2 MB, under etcd's
  * 1.5 MiB request limit with room for ordinary metadata (test/unit/api-limits.test.ts
  * computes it). It is far above the 256 KiB that client-side `kubectl apply` can keep
- * in its last-applied annotation, hence `kubectl apply --server-side` in the README.
+ * in its last-applied annotation, hence `kubectl apply --server-side` in docs/operations.md.
  * Its config.yml (about 700 KB for plain names) fits a ConfigMap; names that need
  * YAML quoting or many multi-byte characters can still exceed 1 MiB, which is why
  * the function measures the ConfigMap before writing it (ConfigMapTooLarge).
