@@ -11,7 +11,6 @@ import { toJob } from '../assignment/jobs.js';
 import { computeCoverage, declaresAcknowledgement, type Coverage, type WrittenAt } from './coverage.js';
 import { stepState, workerFacts } from './restarts.js';
 import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
-import type { ObservedDigests } from './observed.js';
 import type { RestartWorkspace } from './workspace.js';
 
 /** Something that stops the Swarm from converging until a human acts. */
@@ -79,8 +78,6 @@ export interface StatusObservation {
    * workers' start times are compared with.
    */
   lastChange?: WrittenAt;
-  /** Digests of what this observation read (observed.ts), recorded in status with its deadline; not while a problem stands. */
-  observed?: ObservedDigests;
 }
 
 /** The worker holding a rollout up, why, and since when (observed times only). */
@@ -150,16 +147,6 @@ function rolloutBlockers(input: {
 }
 
 export function computeStatus(obs: StatusObservation): SwarmStatus {
-  return judgeStatus(obs).status;
-}
-
-/**
- * Status, and when time alone would next change it (RFC 3339): a rollout
- * blocker reaching its progress deadline. Absent: the same observation gives
- * the same status at any later time.
- */
-export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; changesAt?: string } {
-  let changesAt: number | undefined;
   const generation = obs.swarm.metadata.generation;
   const c = (type: string, status: Condition['status'], reason: string, message: string): Condition => ({
     type,
@@ -321,8 +308,7 @@ export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; chan
     if (unhonoured > 0) phase = 'Degraded';
     // A rollout (a config in force, not yet converged) blocked past its deadline is Degraded, naming who blocks it.
     if (obs.config && sts && phase !== 'Running') {
-      const { stuck, next } = stuckRollout(obs, names, pods, outstanding, coverage);
-      changesAt = next;
+      const stuck = stuckRollout(obs, names, pods, outstanding, coverage);
       if (stuck) {
         phase = 'Degraded';
         conditions = conditions.map((cond) =>
@@ -332,7 +318,7 @@ export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; chan
     }
   }
 
-  const status: SwarmStatus = {
+  return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     phase,
     // The pods that exist (the scale subresource's status.replicas), not the target.
@@ -345,39 +331,28 @@ export function judgeStatus(obs: StatusObservation): { status: SwarmStatus; chan
     conditions: keepTransitionTimes(obs.swarm.status?.conditions, conditions),
     workers,
   };
-  const until = changesAt !== undefined ? new Date(changesAt).toISOString() : undefined;
-  if (obs.observed && !obs.problem) status.observed = { ...obs.observed, ...(until ? { until } : {}) };
-  return { status, ...(until ? { changesAt: until } : {}) };
 }
 
-/**
- * The RolloutStuck message when the first blocker has been blocked longer than
- * spec.restart.progressDeadlineSeconds (else none), and when the next blocker
- * not yet past it will be (epoch ms).
- */
+/** The RolloutStuck message when the first blocker has been blocked longer than spec.restart.progressDeadlineSeconds, else undefined. */
 function stuckRollout(
   obs: StatusObservation,
   workers: readonly string[],
   pods: ReadonlyMap<string, PodView>,
   outstanding: ReadonlySet<string>,
   coverage: Coverage | undefined,
-): { stuck?: string; next?: number } {
+): string | undefined {
   const version = obs.config?.version ?? 0;
   // The time recorded for this version only: an older record says nothing about it.
   const writtenAt = obs.lastChange?.version === version ? obs.lastChange.at : undefined;
   const deadline = obs.swarm.spec?.restart?.progressDeadlineSeconds ?? DEFAULTS.progressDeadlineSeconds;
   const now = Date.parse(obs.now);
-  const blockers = rolloutBlockers({ workers, pods, restartPending: outstanding, coverage, version, writtenAt });
-  const stuck = blockers.filter((b) => now - Date.parse(b.since) > deadline * 1000);
-  const pending = blockers.map((b) => Date.parse(b.since) + deadline * 1000).filter((at) => at >= now);
-  const next = pending.length > 0 ? Math.min(...pending) : undefined;
+  const stuck = rolloutBlockers({ workers, pods, restartPending: outstanding, coverage, version, writtenAt }).filter(
+    (b) => now - Date.parse(b.since) > deadline * 1000,
+  );
   const [first] = stuck;
-  if (!first) return next !== undefined ? { next } : {};
+  if (!first) return undefined;
   const others = stuck.length > 1 ? ` (${stuck.length - 1} more worker(s) blocked: ${summariseWorkers(stuck.slice(1).map((b) => b.worker))})` : '';
-  return {
-    stuck: `rollout of version ${version} blocked for more than ${deadline}s: ${first.worker} ${first.why}, since ${first.since}${others}`,
-    ...(next !== undefined ? { next } : {}),
-  };
+  return `rollout of version ${version} blocked for more than ${deadline}s: ${first.worker} ${first.why}, since ${first.since}${others}`;
 }
 
 /** metav1 semantics: lastTransitionTime moves only when a condition's status does. */
