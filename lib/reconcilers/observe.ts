@@ -12,7 +12,7 @@ import { poolOf, type Swarm, type ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
-import type { ProblemReason } from '../decisions/status.js';
+import type { ProblemReason } from '../decisions/status-observation.js';
 import type { ReconcileEnv } from './env.js';
 
 export interface Observation {
