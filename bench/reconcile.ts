@@ -83,7 +83,9 @@ const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
 };
-const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const statusKiB = (pid: number, field: 'VmHWM' | 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+const peakRssMiB = (pid: number) => statusKiB(pid, 'VmHWM') / 1024;
+const rssMiB = (pid: number) => statusKiB(pid, 'VmRSS') / 1024;
 
 /** swarm_kube_requests_total by kind: all, writes (anything but GET/LIST), 409s. */
 async function requests(host: Host): Promise<{ all: number; writes: number; conflicts: number }> {
@@ -144,7 +146,7 @@ async function events(kubeconfig: string, tree: Tree, name: string) {
     // The same without its status: an update assign has not reconciled as far as the copy says.
     swarm: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...swarm, status: undefined } }),
     statefulSet: apiServerEvent({ verb: 'update', mode: 'resource', object: sts }),
-    // The same at a version no look read (an older copy): this tree's settled looks do not answer it.
+    // The same at an older version (a copy no look read): a per-instance record of versions read (5d27b78's settled looks) does not answer it.
     statefulSetUnread: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...sts, metadata: { ...sts.metadata, resourceVersion: '1' } } }),
     pod: apiServerEvent({ verb: 'update', mode: 'resource', object: pod }),
     podUnread: apiServerEvent({ verb: 'update', mode: 'resource', object: { ...pod, metadata: { ...pod.metadata, resourceVersion: '1' } } }),
@@ -238,20 +240,22 @@ async function main(): Promise<void> {
         const a2 = await noOp(tree.assign, e.statefulSet);
         // A worker's Pod events reach assign too (a crash-looping worker changes no StatefulSet).
         const a3 = await noOp(tree.assign, e.pod);
-        // A version the host has not read: the whole reconcile in the tree before; in this one, a glance at that object.
+        // An older version: one no look of the host read (5d27b78 glanced at its object; without the shortcuts, the whole look as for any event).
         const a4 = await noOp(tree.assign, e.statefulSetUnread);
         const a5 = await noOp(tree.assign, e.podUnread);
         const a6 = await noOp(tree.assign, e.swarmUnread);
         // restart's one event (Pod events go to assign alone since restart stopped subscribing to them).
         const r = await noOp(tree.restart, e.changed);
-        put(tree, `assign requests/no-op, a version the host's last settled look read (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
-        put(tree, `assign requests/no-op, a version the host has not read (StatefulSet, Pod, Swarm event) @${swarms}`, `${a4.requests}, ${a5.requests}, ${a6.requests}`);
+        put(tree, `assign requests/no-op, the object as it stands (Swarm, StatefulSet, Pod event) @${swarms}`, `${a1.requests}, ${a2.requests}, ${a3.requests}`);
+        put(tree, `assign requests/no-op, an older version of the object (StatefulSet, Pod, Swarm event) @${swarms}`, `${a4.requests}, ${a5.requests}, ${a6.requests}`);
         put(tree, `assign requests/event, a Swarm update echoing its status write @${swarms}`, `${a0.requests}`);
         put(tree, `restart requests/no-op (assignment.changed) @${swarms}`, `${r.requests}`);
         put(tree, `writes/no-op (assign, restart) @${swarms}`, `${Math.max(a0.writes, a1.writes, a2.writes, a3.writes, a4.writes, a5.writes, a6.writes)}, ${r.writes}`);
-        put(tree, `no-op CPU ms, assign (StatefulSet event, a version not read) @${swarms}`, a4.cpuMs.toFixed(1));
-        put(tree, `no-op CPU ms, assign (StatefulSet event, a version a settled look read) @${swarms}`, a2.cpuMs.toFixed(1));
+        put(tree, `no-op CPU ms, assign (StatefulSet event, an older version) @${swarms}`, a4.cpuMs.toFixed(1));
+        put(tree, `no-op CPU ms, assign (StatefulSet event, the object as it stands) @${swarms}`, a2.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, restart (assignment.changed) @${swarms}`, r.cpuMs.toFixed(1));
+        // The hosts live through the whole run: what they hold after these events, and the most they held so far.
+        put(tree, `RSS / peak RSS MiB, assign host after the no-ops @${swarms}`, `${rssMiB(tree.assign.child.pid!).toFixed(0)} / ${peakRssMiB(tree.assign.child.pid!).toFixed(0)}`);
         progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests}/${a4.requests} req ${a4.cpuMs.toFixed(1)} ms, restart ${r.requests} req ${r.cpuMs.toFixed(1)} ms`);
       }
     };
@@ -260,7 +264,7 @@ async function main(): Promise<void> {
     progress('events/s sustained (no-op, 10 concurrent, 5 s each)');
     for (const tree of trees) {
       const e = await events(kc, tree, 'target');
-      put(tree, 'events/s sustained, assign (StatefulSet event, a version not read)', (await sustained(tree.assign, e.statefulSetUnread, 5, 10)).toFixed(0));
+      put(tree, 'events/s sustained, assign (StatefulSet event, an older version)', (await sustained(tree.assign, e.statefulSetUnread, 5, 10)).toFixed(0));
       put(tree, 'events/s sustained, restart (assignment.changed)', (await sustained(tree.restart, e.changed, 5, 10)).toFixed(0));
     }
 
@@ -269,7 +273,7 @@ async function main(): Promise<void> {
       const written: number[] = [];
       const answered: number[] = [];
       // The write itself, as a watch sees it, not the answer: that comes after the status
-      // write too (and, in this tree, after the look that confirms it).
+      // write too, and after the look that confirms it.
       const timeline = await Timeline.start(kc, tree.ns);
       try {
         for (let i = 0; i < 20; i++) {
@@ -338,7 +342,7 @@ async function main(): Promise<void> {
         const host = await startHost(tree.dir, 'assign', kc, form);
         children.push(host.child);
         await rounds(host, 3);
-        // Then the namespace's resync ping: a whole look at each Swarm (4 at a time), never a glance.
+        // Then the namespace's resync ping: a whole look at each Swarm (4 at a time).
         const resync = await post(host, resyncPingEvent({ namespace: ns }) as never);
         if (resync.status >= 300) throw new Error(`${tree.label}: resync answered ${resync.status}`);
         put(tree, row, peakRssMiB(host.child.pid!).toFixed(0));
@@ -358,7 +362,7 @@ async function main(): Promise<void> {
       '',
       `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
       '',
-      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes, and in this tree after the look that confirms its status write); peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
+      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes and the look that confirms its status write); RSS / peak RSS @N = VmRSS / VmHWM of the long-lived assign host after the no-op events of that step; peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
       '',
       ...table,
       '',

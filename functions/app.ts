@@ -8,7 +8,6 @@ import { forgetAssignment, metricsHandler, recordAssignmentSize, type Metrics } 
 import { recordConflictRetry } from '../lib/observability/tracing/instrumentation.js';
 import { createCoalescer } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
-import { settledLooks } from '../lib/reconcilers/settled.js';
 import { assignFunction } from './assign/index.js';
 import type { SwarmFunction } from './function.js';
 import { eventRoute, jsonErrors, notFound } from './http.js';
@@ -41,7 +40,7 @@ function functionsFor(options: AppOptions): SwarmFunction[] {
   const all = {
     assign: () =>
       // The gauges follow the reconcile's own observation: no read of their own.
-      assignFunction({ ...env('assign'), settled: settledLooks() }, coalescer, (o) => {
+      assignFunction(env('assign'), coalescer, (o) => {
         if (o.size) recordAssignmentSize(metrics, o.key, o.size);
         if (o.result === 'gone') forgetAssignment(metrics, o.key);
       }),

@@ -4,7 +4,7 @@
 // `restart` hears of them).
 import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
-import { aspectOf, keyString } from '../../lib/decisions/routing.js';
+import { keyString } from '../../lib/decisions/routing.js';
 import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assign.js';
 import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
@@ -18,17 +18,13 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
     accepts: (t: Trigger) =>
       t.source === 'ping' || (t.source === 'apiserver' && (t.kind === 'Swarm' || t.kind === 'StatefulSet' || t.kind === 'Deployment' || t.kind === 'Pod' || t.kind === 'Lease' || t.kind === 'ConfigMap')),
     async handle(trigger): Promise<FunctionResponse> {
-      // A version its Swarm's last settled look here already read: nothing new to read (settled.ts).
-      if (env.settled?.vouches(trigger, env.now().getTime())) return { status: 202, summary: { function: 'assign', swarms: [], settled: true } };
       const targets = await targetsFor(env, trigger);
       // A resync names every Swarm of a namespace: each is reconciled as if it
       // had its own event, a few at a time, and one failing does not stop the rest.
       const runs = await boundedAll(
         targets.map(({ key, claimants }) => () =>
-          coalescer.run(`assign:${keyString(key)}`, (followUp) =>
-            // A coalesced follow-up runs after another reconcile's writes: it looks at everything afresh.
-            followUp ? reconcileAssign(env, key) : reconcileAssign(env, key, claimants, trigger.source === 'apiserver' ? aspectOf(trigger) : undefined),
-          ),
+          // A coalesced follow-up runs after another reconcile's writes: it reads afresh.
+          coalescer.run(`assign:${keyString(key)}`, (followUp) => reconcileAssign(env, key, followUp ? undefined : claimants)),
         ),
         RESYNC_CONCURRENCY,
       );
@@ -61,5 +57,4 @@ const summarize = (o: AssignOutcome) => ({
   changedWorkers: o.changedWorkers,
   moved: o.moved,
   writes: o.writes,
-  ...(o.glanced ? { glanced: true } : {}),
 });

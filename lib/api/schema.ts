@@ -289,9 +289,6 @@ const workerStatus: SchemaNode = {
   },
 };
 
-/** A sha256 digest as lib/decisions/observed.ts writes it. */
-const digestString: SchemaNode = { type: 'string', maxLength: 71 };
-
 const status: SchemaNode = {
   type: 'object',
   properties: {
@@ -323,19 +320,6 @@ const status: SchemaNode = {
       items: workerStatus,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['name'],
-    },
-    observed: {
-      type: 'object',
-      description:
-        'What this status was judged from: sha256 digests of the pool, its pods, the workers\' Leases and the ConfigMap as assign read them, and until when time alone changes nothing. An event whose object digests the same is answered after reading only it. Absent while a problem stands.',
-      required: ['pool', 'pods', 'leases', 'configMap'],
-      properties: {
-        pool: digestString,
-        pods: digestString,
-        leases: digestString,
-        configMap: digestString,
-        until: { type: 'string', format: 'date-time' },
-      },
     },
   },
 };

@@ -82,18 +82,6 @@ export interface SwarmStatus {
   unverifiedJobs?: number;
   conditions?: Condition[];
   workers?: WorkerStatus[];
-  /** What this status was judged from (lib/decisions/observed.ts); absent while a problem stands. */
-  observed?: ObservedStatus;
-}
-
-/** Digests of the objects a status was judged from, and until when time alone changes nothing. */
-export interface ObservedStatus {
-  pool: string;
-  pods: string;
-  leases: string;
-  configMap: string;
-  /** RFC 3339: a rollout blocker reaches its progress deadline (absent: at rest). */
-  until?: string;
 }
 
 export interface ObjectMeta {

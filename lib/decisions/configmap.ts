@@ -1,32 +1,30 @@
 // The assign function's decision: the desired worker ConfigMap for a Swarm,
 // built from the spec, the worker count (spec.replicas, else the StatefulSet's
 // replicas: lib/decisions/scale.ts), the StatefulSet's start ordinal and the
-// ConfigMap as it is now (its current assignment is the sticky input of the assigner, and its
-// annotations are the restart workspace). Pure: observations in, decision out.
-import { KUBERNETES_LIMITS, LIMITS } from '../api/schema.js';
-import { API_VERSION, KIND, type Swarm, type ValidSwarm } from '../api/types.js';
+// ConfigMap as it is now (its current assignment is the sticky input of the
+// assigner, and its annotations are the restart workspace). Pure: observations
+// in, decision out. The write it asks for is checked here too: who owns the
+// ConfigMap (configmap-ownership.ts), what to send (configmap-patch.ts), and
+// whether the API server would take it (configmap-size.ts).
+import { LIMITS } from '../api/schema.js';
+import type { ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
-import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
-import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
-import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
-import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import type { AssignInput, AssignResult, UnhonouredDedication } from '../assignment/types.js';
+import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type PodView, type PoolView } from '../kube/types.js';
+import { diff, type Move } from '../plan/index.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { deploymentWorkers, inheritShares, type DeploymentWorkers } from '../assignment/workers.js';
+import { readConfig, type ConfigReader } from './config-read.js';
+import { foreignController, ownerReferenceTo, withOwner } from './configmap-ownership.js';
+import { configMapPatch } from './configmap-patch.js';
+import { sizeProblem } from './configmap-size.js';
 import { jsonEqual } from './equal.js';
-import { deploymentWorkers, inheritShares, workerIndex, type DeploymentWorkers } from '../assignment/workers.js';
-import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
-import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
 import { inCustody, stageHandoff } from './handoff.js';
-import { unverifiable, type WrittenAt } from './coverage.js';
+import { nextRestarts } from './restart-bookkeeping.js';
+import { workerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
-import {
-  LABEL_MANAGED_BY,
-  MANAGED_BY,
-  readLastChange,
-  readRestarts,
-  withLastChange,
-  withRestarts,
-  type RecordedStep,
-  type RestartWorkspace,
-} from './workspace.js';
+import { podsOfPool, poolWorkerNames } from './workers.js';
+import { LABEL_MANAGED_BY, MANAGED_BY, readRestarts, withLastChange, withRestarts } from './workspace.js';
 
 export interface AssignObservation {
   /** Validated, defaults applied. */
@@ -67,56 +65,12 @@ type AssignDecision =
       malformedPrevious?: string;
     };
 
-const ownerReferenceTo = (swarm: Swarm): OwnerReference => ({
-  apiVersion: API_VERSION,
-  kind: KIND,
-  name: swarm.metadata.name,
-  uid: swarm.metadata.uid ?? '',
-  controller: true,
-});
-
-/** The controller owner of a ConfigMap, when it is something other than this Swarm. */
-export function foreignController(configMap: ConfigMapView, swarm: Swarm): OwnerReference | undefined {
-  return configMap.ownerReferences.find((o) => o.controller && o.uid !== swarm.metadata.uid);
-}
-
-/** config.yml as found in a ConfigMap: parsed, and `rendered` the text Swarm writes for it (computed on demand). */
-export interface ConfigRead {
-  previous?: WorkerConfig;
-  /** Set when the text could not be parsed (it is replaced). */
-  malformed?: string;
-  rendered?: () => string;
-  /** Who owns what in `previous` (assignmentOf), computed on demand, once per read. */
-  assignment?: () => Assignment;
-}
-
 /**
  * The assigner (lib/assignment's `assign`). Pure; the assign reconciler passes
  * one that remembers its answer over a remembered config for the same Swarm
  * spec and worker count (config-cache.ts), the decision is the same either way.
  */
 export type Assigner = (input: AssignInput) => AssignResult;
-
-/**
- * Reads config.yml. Pure; the assign reconciler passes one that remembers its
- * answer per ConfigMap uid+resourceVersion (parsing thousands of jobs is the
- * costliest step of a no-op reconcile), the decision is the same either way.
- */
-export type ConfigReader = (text: string | undefined) => ConfigRead;
-
-export const readConfig: ConfigReader = (text) => {
-  // A placeholder ConfigMap (no key, or an empty document) is a first assignment.
-  if (text === undefined || text.trim() === '' || text.trim() === '{}') return {};
-  let previous: WorkerConfig;
-  try {
-    previous = parse(text);
-  } catch (err) {
-    return { malformed: err instanceof Error ? err.message : String(err) };
-  }
-  let rendered: string | undefined;
-  let assignment: Assignment | undefined;
-  return { previous, rendered: () => (rendered ??= render(previous)), assignment: () => (assignment ??= assignmentOf(previous)) };
-};
 
 export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig, assigner: Assigner = assign): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
@@ -196,12 +150,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.
-  const restarts: RestartWorkspace =
-    spec.restart.policy !== 'Restart'
-      ? { version: config.version, steps: [] }
-      : plan
-        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version, unknown)
-        : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }, unverifiableIn(config, readLastChange(annotations))) };
+  const restarts = nextRestarts({ restart: spec.restart, recorded, plan, now: { statefulSet, workers, facts }, config, annotations, unknown });
   if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
   if (moved) {
     // Workers whose share changed with no pod pinned for a restart (none was listed):
@@ -261,145 +210,4 @@ function deploymentPool(previous: WorkerConfig | undefined, deployment: Deployme
   return deploymentWorkers(before, [...podsOfPool(deployment, 0, pods).values()], desired ?? deployment.replicas, creating);
 }
 
-interface WorkersNow {
-  statefulSet: PoolView;
-  /** How many workers the config assigns over (spec.replicas mid-resize; else the StatefulSet's replicas). */
-  workers: number;
-  facts: (worker: string) => WorkerFacts;
-}
-
-/**
- * Pending restarts after a change: the workers whose share changed now, each
- * pinned to the uid of the pod that holds the older share, plus earlier steps
- * whose pod still holds an older share, which keep the waits they had (a newer
- * version never drops a make-before-break wait), plus pods that acknowledge a
- * share other than their own.
- */
-function restartWorkspace(
-  previous: RestartWorkspace,
-  plan: AssignmentDiff,
-  handoff: ValidSwarm['spec']['restart']['handoff'],
-  now: WorkersNow,
-  version: number,
-  /** Workers whose pods' loaded share is unknown (the previous config was lost): restarted like changed ones. */
-  unknown: readonly string[] = [],
-): RestartWorkspace {
-  const { name: sts, startOrdinal } = now.statefulSet;
-  // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
-  // after the config is written): waiting for it is the point.
-  const exists = (w: string) => workerIndex(sts, w, now.workers, startOrdinal) !== undefined;
-  const carried = new Map(pendingSteps(previous.steps, now.facts).map((s) => [s.worker, s.waitFor.filter(exists)] as const));
-  // A worker new to the config whose pod already serves and acknowledges
-  // started before its share existed (it predates the first assignment, or the
-  // StatefulSet made it before this write): it runs an older config, like a
-  // changed worker, until it says otherwise (a hot reload settles the step).
-  // Pods that do not acknowledge are left to the inference in coverage.ts.
-  const predating = plan.addedWorkers.filter((w) => {
-    const { pod, ack } = now.facts(w);
-    return isServing(pod) && ack !== undefined && ack !== 'runs';
-  });
-  const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
-  const change = { ...plan, changedWorkers: [...restarting], addedWorkers: plan.addedWorkers.filter((w) => !restarting.has(w)) };
-  const steps = restartOrder(change, handoff, undefined, carried).flatMap((s) => {
-    const pod = now.facts(s.worker).pod;
-    // No pod: the StatefulSet will create one, and it will read the new share.
-    return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];
-  });
-  return { version, steps: withUnacknowledged(steps, now) };
-}
-
-/** Steps whose pod still holds an older share: the pinned pod is live and does not acknowledge its share yet. */
-function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) => WorkerFacts): RecordedStep[] {
-  return steps.filter((s) => stepState(s, facts(s.worker)) !== 'done');
-}
-
-/**
- * Adds a step for every live pod that acknowledges a share other than its own
- * and has none: a pod that started before its share was written (a new worker,
- * one that predates the first assignment, one created while the config was
- * being written) runs what it read then, observed rather than assumed. So too,
- * with `unverifiable`, a serving pod that cannot acknowledge and whose share
- * no start time vouches for (coverage.ts unverifiable): else it stays
- * Uncovered for good.
- */
-function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow, unverifiable?: (worker: string, pod: PodView) => boolean): RecordedStep[] {
-  const stepped = new Set(steps.map((s) => s.worker));
-  const extra = poolWorkerNames(now.statefulSet, now.workers, undefined).flatMap((worker) => {
-    const { pod, ack } = now.facts(worker);
-    if (stepped.has(worker) || !pod || pod.terminating) return [];
-    if (ack !== 'differs' && !(pod.ready && unverifiable?.(worker, pod))) return [];
-    return [{ worker, staleUid: pod.uid, waitFor: [] }];
-  });
-  return [...steps, ...extra];
-}
-
-/** The workers of `config` whose pods coverage.ts can judge neither by acknowledgement nor by start time. */
-const unverifiableIn =
-  (config: WorkerConfig, lastChange: WrittenAt | undefined) =>
-  (worker: string, pod: PodView): boolean => {
-    const share = config.workloads[worker];
-    return share !== undefined && unverifiable(worker, pod, share.version, lastChange);
-  };
-
-/** Our controller reference, in place if present (so an unchanged list compares equal). */
-function withOwner(refs: readonly OwnerReference[], ours: OwnerReference): OwnerReference[] {
-  const i = refs.findIndex((o) => o.uid === ours.uid);
-  return i < 0 ? [...refs, ours] : refs.map((o, j) => (j === i ? { ...o, ...ours } : o));
-}
-
-/**
- * The merge patch that turns `observed` into `desired`, or undefined when they
- * agree. Only keys that differ are sent (null removes one), so labels,
- * annotations and data keys of other owners are never part of the write, and
- * finalizers are not touched at all. ownerReferences is a list, which a merge
- * patch replaces whole: it is sent, as read plus ours, only when ours changed.
- */
-function configMapPatch(observed: ConfigMapView, desired: ConfigMapView): ConfigMapPatch | undefined {
-  const labels = changedKeys(observed.labels, desired.labels);
-  const annotations = changedKeys(observed.annotations, desired.annotations);
-  const data = changedKeys(observed.data, desired.data);
-  const owners = jsonEqual(observed.ownerReferences, desired.ownerReferences) ? undefined : desired.ownerReferences;
-  if (!labels && !annotations && !data && !owners) return undefined;
-  return {
-    name: observed.name,
-    namespace: observed.namespace,
-    resourceVersion: observed.resourceVersion ?? '',
-    ...(labels ? { labels } : {}),
-    ...(annotations ? { annotations } : {}),
-    ...(owners ? { ownerReferences: owners } : {}),
-    ...(data ? { data } : {}),
-  };
-}
-
-function changedKeys(before: Record<string, string>, after: Record<string, string>): Record<string, string | null> | undefined {
-  const changed: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(after)) if (before[k] !== v) changed[k] = v;
-  for (const k of Object.keys(before)) if (!(k in after)) changed[k] = null;
-  return Object.keys(changed).length ? changed : undefined;
-}
-
-const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
-const base64Bytes = (s: string): number => Buffer.from(s, 'base64').length;
 const count = (n: number): string => n.toLocaleString('en-US');
-
-/** The sizes the API server checks on a ConfigMap, as its validation counts them. */
-function configMapSizes(cm: ConfigMapView): { dataBytes: number; annotationBytes: number } {
-  const dataBytes =
-    Object.values(cm.data).reduce((n, v) => n + utf8(v), 0) +
-    Object.values(cm.binaryData ?? {}).reduce((n, v) => n + base64Bytes(v), 0);
-  const annotationBytes = Object.entries(cm.annotations).reduce((n, [k, v]) => n + utf8(k) + utf8(v), 0);
-  return { dataBytes, annotationBytes };
-}
-
-/** Why the API server would refuse this ConfigMap for its size, or undefined when it fits. */
-function sizeProblem(cm: ConfigMapView, key: string): string | undefined {
-  const { dataBytes, annotationBytes } = configMapSizes(cm);
-  const { configMapDataBytes, annotationsBytes } = KUBERNETES_LIMITS;
-  if (dataBytes > configMapDataBytes) {
-    return `ConfigMap ${cm.name} would hold ${count(dataBytes)} bytes of data (${key}: ${count(utf8(cm.data[key] ?? ''))}); the limit is ${count(configMapDataBytes)} bytes: use fewer or shorter job names, or split the jobs over several Swarms`;
-  }
-  if (annotationBytes > annotationsBytes) {
-    return `ConfigMap ${cm.name} would carry ${count(annotationBytes)} bytes of annotations; the limit is ${count(annotationsBytes)} bytes`;
-  }
-  return undefined;
-}

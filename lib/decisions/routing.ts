@@ -4,7 +4,6 @@ import { poolOf, type PoolRef, type Swarm } from '../api/types.js';
 import { compareNames } from '../assignment/jobs.js';
 import { parseWorker } from '../assignment/workers.js';
 import type { ApiServerTrigger } from '../events/types.js';
-import type { Aspect } from './observed.js';
 
 export interface SwarmKey {
   namespace: string;
@@ -49,24 +48,4 @@ export function poolOfEvent(trigger: ApiServerTrigger): PoolRef | undefined {
   if (deployment !== undefined) return { kind: 'Deployment', name: deployment };
   const statefulSet = trigger.kind === 'StatefulSet' ? trigger.name : statefulSetOfPod(trigger.name, trigger.ownerStatefulSet);
   return statefulSet ? { kind: 'StatefulSet', name: statefulSet } : undefined;
-}
-
-/**
- * The object of status.observed an event is about (lib/decisions/observed.ts):
- * what a glance reads for it (lib/reconcilers/glance.ts); 'swarm' for the Swarm.
- */
-export function aspectOf(trigger: ApiServerTrigger): Aspect | 'swarm' {
-  switch (trigger.kind) {
-    case 'Swarm':
-      return 'swarm';
-    case 'StatefulSet':
-    case 'Deployment':
-      return 'pool';
-    case 'Pod':
-      return 'pods';
-    case 'Lease':
-      return 'leases';
-    case 'ConfigMap':
-      return 'configMap';
-  }
 }

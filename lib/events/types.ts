@@ -64,8 +64,7 @@ export interface ApiServerTrigger {
   uid?: string;
   /**
    * The copy's metadata.resourceVersion (resource mode only): which version of
-   * the object the event announces, to tell a version already read (a
-   * redelivery, a change a reconcile already saw) from a new one (lib/reconcilers/settled.ts).
+   * the object the event announces. No reconcile reads it: they read the object fresh.
    */
   resourceVersion?: string;
   /** For a Pod: the StatefulSet that controls it, from ownerReferences (resource mode only). */

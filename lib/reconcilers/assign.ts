@@ -1,28 +1,24 @@
-// ReconcileKind for `assign`: an event's own object is first glanced at
-// against what status was judged from (glance.ts); otherwise observe the
-// Swarm, its StatefulSet, ConfigMap, pods and Leases; decide the desired
-// ConfigMap, the refresh hints for hot-reloading workers, the StatefulSet's
-// size (with spec.replicas) and status with digests of what it read (pure);
-// write what differs, the ConfigMap first; after a status write, observe and
-// decide once more (its echo is not reconciled, keys.ts). A last look that
-// finds nothing to do is remembered by the versions it read (settled.ts).
+// ReconcileKind for `assign`: observe the Swarm, its StatefulSet, ConfigMap,
+// pods and Leases, whole, for every event; decide the desired ConfigMap, the
+// refresh hints for hot-reloading workers, the StatefulSet's size (with
+// spec.replicas) and status (pure); write what differs, the ConfigMap first;
+// after a status write, observe and decide once more (its echo is not
+// reconciled, keys.ts).
 import { poolOf, type PoolRef, type Swarm, type SwarmStatus } from '../api/types.js';
 import { decideConfigMap } from '../decisions/configmap.js';
 import { decideRefreshes, type Refresh } from '../decisions/refresh.js';
 import { awaitedStatefulSet, decideScale, type ScaleDecision } from '../decisions/scale.js';
 import { KubeError } from '../kube/errors.js';
-import { CONFIG_REFRESH_ANNOTATION, isDeployment, type ConfigMapView, type PoolView } from '../kube/types.js';
-import { observedDigests, type Aspect } from '../decisions/observed.js';
+import { CONFIG_REFRESH_ANNOTATION, isDeployment, type PoolView } from '../kube/types.js';
 import type { SwarmKey } from '../decisions/routing.js';
-import { computeStatus, judgeStatus } from '../decisions/status.js';
+import { computeStatus } from '../decisions/status.js';
 import { readLastChange, readRestarts, type LastChange } from '../decisions/workspace.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { cachedConfigReader, rememberWritten } from './config-cache.js';
 import { boundedAll } from './bounded.js';
-import { glance, type Glimpsed } from './glance.js';
-import { observe, type Observation } from './observe.js';
+import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
 import { writeStatus } from './status-writer.js';
@@ -48,34 +44,17 @@ export interface AssignOutcome {
    * ping brings a next reconcile); never under policy None, which records no steps.
    */
   notify: boolean;
-  /** Answered by a glance (glance.ts): three reads at most, the status found to describe the world. */
-  glanced?: true;
 }
 
-/**
- * `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only.
- * `aspect`: the object the event is about, glanced at first (glance.ts); absent (a resync,
- * a coalesced follow-up): the whole look.
- */
-export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[], aspect?: Aspect | 'swarm'): Promise<AssignOutcome> {
-  let glimpsed: Glimpsed = {};
-  if (aspect) {
-    // A glance that fails leaves it to the whole look, which meets the failure again and answers it.
-    const seen = await glance(env, key, claimants, aspect).catch(() => undefined);
-    if (seen?.agrees) {
-      // Found nothing to do: its versions vouch for their redeliveries (settled.ts); not while each event must tell restart.
-      if (!seen.restartsDue) env.settled?.note(key, seen.read.pool, seen.read.versions, seen.read.until);
-      return glanced(key, seen.swarm, seen.restartsDue);
-    }
-    if (seen) ({ claimants, glimpsed } = seen);
-  }
+/** `claimants`: the Swarms listed for this event (keys.ts), used by the first attempt only. */
+export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimants?: readonly Swarm[]): Promise<AssignOutcome> {
   // Carried across conflict retries and confirming looks: a change written by
   // an attempt whose status write then conflicted is still this reconcile's change.
   const carry: Carry = { writes: 0, statusWritten: false };
   const what = `assign ${key.namespace}/${key.name}`;
   let outcome: AssignOutcome;
   try {
-    outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined, n === 1 ? glimpsed : {}));
+    outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? claimants : undefined));
     // A status write is judged from reads another instance may have outrun: it
     // saw a later change first, found the status before this write already
     // agreeing, and wrote nothing. The write's echo is not reconciled (keys.ts),
@@ -86,11 +65,7 @@ export async function reconcileAssign(env: ReconcileEnv, key: SwarmKey, claimant
       const naming = pool ? await env.kube.listSwarmsNaming(key.namespace, pool.name, pool.kind) : undefined;
       outcome = await retryOnConflict(env, what, (n) => assignOnce(env, key, carry, n === 1 ? naming : undefined));
     }
-    // The last look found nothing to do: events announcing what it read need no reads (settled.ts).
-    if (carry.settled) env.settled?.remember(key, carry.settled.obs, carry.settled.until);
-    else env.settled?.forget(key);
   } catch (err) {
-    env.settled?.forget(key);
     const refused = await reportPermanent(env, key, err);
     if (!refused) throw err;
     // A change written before the refusal is still announced (its bookkeeping
@@ -128,8 +103,6 @@ interface Carry {
   statusWritten: boolean;
   /** The pool the last attempt's valid Swarm named. */
   pool?: PoolRef;
-  /** The last attempt's observation, when it found nothing to do (nothing written, refreshed, resized or recorded), and until when time changes nothing. */
-  settled?: { obs: Observation; until?: string };
   published?: Published;
 }
 
@@ -148,16 +121,15 @@ const publish = (before: Published | undefined, now: Published): Published =>
 /** Observations after a status write, at most (each one that writes status again asks for the next). */
 const CONFIRMATIONS = 2;
 
-async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined, glimpsed: Glimpsed = {}): Promise<AssignOutcome> {
+async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claimants: readonly Swarm[] | undefined): Promise<AssignOutcome> {
   const none = { key, changedWorkers: [], moved: 0, writes: 0, notify: false };
   carry.statusWritten = false;
-  carry.settled = undefined;
   const statusWrite = async (swarm: Swarm, status: SwarmStatus): Promise<void> => {
     const writes = await writeStatus(env, swarm, status);
     carry.writes += writes;
     carry.statusWritten = writes > 0;
   };
-  const obs = await observe(env, key, claimants, 'workers', glimpsed);
+  const obs = await observe(env, key, claimants, 'workers');
   if (!obs) return { ...none, result: 'gone' };
   if (obs.valid) carry.pool = poolOf(obs.valid.spec);
   const now = rfc3339(env.now());
@@ -195,10 +167,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     return { ...none, result: 'blocked', reason: decision.reason, message: decision.message, ...(uid ? { swarmUid: uid } : {}) };
   }
 
-  // The ConfigMap as status is judged from: as written, else as read.
-  let configMapNow = obs.configMap;
   if (decision.write !== 'none') {
-    configMapNow = (await writeConfigMap(env, carry, decision, obs.valid.spec.configKey)) ?? obs.configMap;
+    await writeConfigMap(env, carry, decision, obs.valid.spec.configKey);
     if (decision.malformedPrevious) env.log.warn({ problem: decision.malformedPrevious }, 'replaced a malformed worker config');
     if (decision.changed) {
       carry.published = publish(carry.published, { changedWorkers: decision.changedWorkers, moved: decision.moves.length, swarmUid: uid ?? '', version: decision.config.version });
@@ -206,8 +176,11 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   }
 
   // Hot-reloading workers are asked to load it now, not at the kubelet's next sync.
-  const refreshes = decideRefreshes({ policy: obs.valid.spec.restart.policy, pool: obs.statefulSet, config: decision.config, pods, leases });
-  carry.writes += await requestRefreshes(env, obs.statefulSet.namespace, refreshes);
+  carry.writes += await requestRefreshes(
+    env,
+    obs.statefulSet.namespace,
+    decideRefreshes({ policy: obs.valid.spec.restart.policy, pool: obs.statefulSet, config: decision.config, pods, leases }),
+  );
 
   // Resized only after the config over the target count is in force (above):
   // a new pod starts with its share there, a departing one leaves once covered.
@@ -227,7 +200,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     carry.writes += 1;
   } else if (scale.waiting) env.log.debug({ waiting: scale.waiting }, 'resize waits');
 
-  const { status, changesAt } = judgeStatus({
+  const status = computeStatus({
     swarm: obs.swarm,
     now,
     statefulSet: obs.statefulSet,
@@ -239,13 +212,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
     pods,
     unhonouredDedications: decision.unhonoured.length,
     leases,
-    observed: observedDigests({ pool: obs.statefulSet, pods, leases, configMap: configMapNow }),
   });
   await statusWrite(obs.swarm, status);
-  // Waiting only on the world (a worker's acknowledgement, a pod Ready) or a deadline: settled (settled.ts).
-  // Not while restarts are recorded: each reconcile then tells `restart` again.
-  const settled = decision.write === 'none' && refreshes.length === 0 && scale.kind !== 'scale' && workspace.steps.length === 0 && !carry.statusWritten;
-  if (settled) carry.settled = { obs, ...(changesAt ? { until: changesAt } : {}) };
 
   // "changed" only when this reconcile wrote the change; one that finds it
   // already written by another instance reports "unchanged".
@@ -267,34 +235,12 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
  * config written is remembered for the version the write returned: the look
  * confirming this reconcile's status write, and the write's echo, find it parsed.
  */
-async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigMapConverge, configKey: string): Promise<ConfigMapView | undefined> {
+async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigMapConverge, configKey: string): Promise<void> {
   const written = decision.write === 'create' ? await env.kube.createConfigMap(decision.configMap) : decision.patch ? await env.kube.patchConfigMap(decision.patch) : undefined;
   carry.writes += 1;
   env.onConfigMapWrite?.();
   const text = decision.configMap.data[configKey];
   if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
-  return written;
-}
-
-/**
- * A glance that found the world status describes: nothing to write, answered
- * from status (the version in force, the gauges' size: its workers' shares),
- * telling `restart` again while restarts are recorded, as every look does.
- */
-function glanced(key: SwarmKey, swarm: Swarm, restartsDue: boolean): AssignOutcome {
-  const workers = swarm.status?.workers ?? [];
-  return {
-    key,
-    result: 'unchanged',
-    ...(swarm.metadata.uid ? { swarmUid: swarm.metadata.uid } : {}),
-    ...(swarm.status?.version !== undefined ? { version: swarm.status.version } : {}),
-    changedWorkers: [],
-    moved: 0,
-    size: { workers: workers.length, jobs: workers.reduce((sum, w) => sum + w.jobs, 0) },
-    writes: 0,
-    notify: restartsDue && swarm.status?.version !== undefined,
-    glanced: true,
-  };
 }
 
 /**

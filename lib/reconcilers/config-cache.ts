@@ -5,7 +5,8 @@
 import type { Swarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
 import type { AssignResult, Assignment } from '../assignment/types.js';
-import { readConfig, type Assigner, type ConfigRead, type ConfigReader } from '../decisions/configmap.js';
+import { readConfig, type ConfigRead, type ConfigReader } from '../decisions/config-read.js';
+import type { Assigner } from '../decisions/configmap.js';
 import type { ConfigMapView } from '../kube/types.js';
 import { assignmentOf, canonical, type WorkerConfig } from '../workerconfig/index.js';
 

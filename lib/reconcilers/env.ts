@@ -1,7 +1,6 @@
 // What a reconciler needs from the world: the API, a clock, a logger and a few
 // hooks for metrics. Passed in, so tests drive reconcilers over a stub client.
 import type { KubeClient } from '../kube/client.js';
-import type { SettledLooks } from './settled.js';
 
 interface ReconcileLog {
   info(obj: object, msg?: string): void;
@@ -20,8 +19,6 @@ export interface ReconcileEnv {
   onConflictRetry?(): void;
   onConfigMapWrite?(): void;
   onPodRestart?(): void;
-  /** assign's memory of settled looks (settled.ts): events announcing versions they read are answered without reads. */
-  settled?: SettledLooks;
 }
 
 /** RFC 3339 with second precision, as metav1.Time is serialised. */

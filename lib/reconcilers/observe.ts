@@ -7,18 +7,26 @@
 // Both functions decide over it; only assign judges status from it (one writer).
 // A Deployment pool (spec.deploymentName) is observed alike: its Deployment
 // stands where the StatefulSet does (a PoolView), its pods are its workers.
-// What a glance just read (glance.ts) is part of the observation, not read again.
 import { validateSwarm } from '../api/validate.js';
-import { poolOf, type PoolRef, type Swarm, type ValidSwarm } from '../api/types.js';
-import type { DeploymentView, PodView, PoolView, StatefulSetView } from '../kube/types.js';
+import { poolOf, type Swarm, type ValidSwarm } from '../api/types.js';
+import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
+import type { ProblemReason } from '../decisions/status-observation.js';
 import type { ReconcileEnv } from './env.js';
-import type { Glimpsed } from './glance.js';
-import type { Observation } from './observation.js';
 
-// Observation is defined in observation.ts (settled.ts keeps looks without depending on how they are made).
-export type { Observation };
+export interface Observation {
+  /** The Swarm as read (with resourceVersion and status), for guarded status writes. */
+  swarm: Swarm;
+  /** Validated, defaults applied; absent when the spec is invalid. */
+  valid?: ValidSwarm;
+  problem?: { reason: ProblemReason; message: string };
+  /** The pool (a StatefulSet, or a Deployment); absent when it does not exist (a problem) or its read was deferred. */
+  statefulSet?: PoolView;
+  configMap?: ConfigMapView;
+  /** With `workers`: the StatefulSet's pods and the workers' acknowledgement Leases. */
+  workers?: { pods: PodView[]; leases: LeaseView[] };
+}
 
 /**
  * undefined: the Swarm is gone or going (a no-op, not an error).
@@ -35,8 +43,6 @@ export async function observe(
    * 'workers': the StatefulSet, and its pods and Leases with the ConfigMap (assign: status judges coverage).
    */
   read: 'now' | 'deferred' | 'workers' = 'now',
-  /** What a glance just read (glance.ts): not read again. */
-  glimpsed: Glimpsed = {},
 ): Promise<Observation | undefined> {
   const listed = claimants?.find((s) => s.metadata.name === key.name);
   const swarm = listed ?? (await env.kube.getSwarm(key.namespace, key.name));
@@ -48,7 +54,7 @@ export async function observe(
   }
   const valid = validation.swarm;
   const pool = poolOf(valid.spec);
-  if (pool.kind === 'Deployment') return observeDeploymentPool(env, key, swarm, valid, claimants, read, glimpsed);
+  if (pool.kind === 'Deployment') return observeDeploymentPool(env, key, swarm, valid, claimants, read);
   const stsName = pool.name;
 
   // Listed once: the event's list if it was of this StatefulSet, else now.
@@ -72,10 +78,10 @@ export async function observe(
   // never trusted (no status yet, or a StatefulSet recreated with another selector: listed again).
   const selectorSeen = read === 'workers' ? swarm.status?.selector : undefined;
   const [statefulSet, configMap, leases, podsBySelectorSeen] = await Promise.all([
-    glimpsedPool(glimpsed, 'StatefulSet', stsName) ?? env.kube.getStatefulSet(key.namespace, stsName),
-    readConfigMap(env, key.namespace, valid.spec.configMapName, glimpsed),
-    read === 'workers' ? glimpsed.leases ?? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`) : undefined,
-    selectorSeen ? (glimpsed.pods?.selector === selectorSeen ? glimpsed.pods.pods : env.kube.listPods(key.namespace, selectorSeen)) : undefined,
+    env.kube.getStatefulSet(key.namespace, stsName),
+    env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
+    read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${stsName}`) : undefined,
+    selectorSeen ? env.kube.listPods(key.namespace, selectorSeen) : undefined,
   ]);
   if (!statefulSet) {
     // The ConfigMap too: assign may write the first config before the StatefulSet exists.
@@ -98,7 +104,6 @@ async function observeDeploymentPool(
   valid: ValidSwarm,
   claimants: readonly Swarm[] | undefined,
   read: 'now' | 'deferred' | 'workers',
-  glimpsed: Glimpsed,
 ): Promise<Observation> {
   const name = valid.spec.deploymentName ?? '';
   const listed = claimants?.some((s) => s.metadata.uid === swarm.metadata.uid && s.spec?.deploymentName === name);
@@ -112,25 +117,14 @@ async function observeDeploymentPool(
     return { swarm, valid, ...(configMap ? { configMap } : {}) };
   }
   const [deployment, configMap, leases] = await Promise.all([
-    glimpsedPool(glimpsed, 'Deployment', name) ?? env.kube.getDeployment(key.namespace, name),
-    readConfigMap(env, key.namespace, valid.spec.configMapName, glimpsed),
-    read === 'workers' ? glimpsed.leases ?? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${name}`) : undefined,
+    env.kube.getDeployment(key.namespace, name),
+    env.kube.getConfigMap(key.namespace, valid.spec.configMapName),
+    read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${name}`) : undefined,
   ]);
   if (!deployment) return { swarm, valid, problem: { reason: 'DeploymentNotFound', message: `Deployment ${name} not found` } };
-  const pods = !leases ? undefined : glimpsed.pods?.selector === deployment.labelSelector ? glimpsed.pods.pods : await listWorkerPods(env, deployment);
-  const workers = leases && pods ? { pods, leases } : undefined;
+  const workers = leases ? { pods: await listWorkerPods(env, deployment), leases } : undefined;
   return { swarm, valid, statefulSet: deployment, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }
-
-/** The pool a glance read, if it is the one named now: a promise of it (absent: undefined), else undefined (read it). */
-function glimpsedPool<K extends PoolRef['kind']>(glimpsed: Glimpsed, kind: K, name: string): Promise<(K extends 'Deployment' ? DeploymentView : StatefulSetView) | undefined> | undefined {
-  const seen = glimpsed.pool;
-  if (!seen || seen.ref.kind !== kind || seen.ref.name !== name || (seen.view && (seen.view.kind ?? 'StatefulSet') !== kind)) return undefined;
-  return Promise.resolve((seen.view ?? undefined) as (K extends 'Deployment' ? DeploymentView : StatefulSetView) | undefined);
-}
-
-const readConfigMap = (env: ReconcileEnv, namespace: string, name: string, glimpsed: Glimpsed) =>
-  glimpsed.configMap !== undefined ? Promise.resolve(glimpsed.configMap ?? undefined) : env.kube.getConfigMap(namespace, name);
 
 /** The pool's pods, for decisions about particular workers (restart steps, the pods holding a changed share). */
 export function listWorkerPods(env: ReconcileEnv, statefulSet: PoolView): Promise<PodView[]> {

@@ -5,7 +5,8 @@
 // the next event or periodic resync recovers once the cause is fixed.
 import { classifyFailure, KubeError, type PermanentReason } from '../kube/errors.js';
 import type { SwarmKey } from '../decisions/routing.js';
-import { boundMessage, computeStatus } from '../decisions/status.js';
+import { boundMessage } from '../decisions/condition-messages.js';
+import { computeStatus } from '../decisions/status.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
 import { recordEvent, writeStatus } from './status-writer.js';

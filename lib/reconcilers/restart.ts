@@ -6,7 +6,7 @@
 // ConfigMap (assign forgets finished steps) and never writes status (assign
 // owns every field of it), so the two functions never race for the same object.
 import type { Swarm } from '../api/types.js';
-import { foreignController } from '../decisions/configmap.js';
+import { foreignController } from '../decisions/configmap-ownership.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { readRestarts } from '../decisions/workspace.js';

@@ -2,7 +2,7 @@
 // read this reconcile, and report condition changes as Kubernetes Events.
 import { API_VERSION, KIND, type Swarm, type SwarmStatus } from '../api/types.js';
 import { jsonEqual } from '../decisions/equal.js';
-import { conditionEvents, type ConditionEvent } from '../decisions/status.js';
+import { conditionEvents, type ConditionEvent } from '../decisions/condition-events.js';
 import type { ReconcileEnv } from './env.js';
 
 /** Returns the number of API writes made (0 or 1, plus events). */

@@ -3,8 +3,7 @@
 // Swarm the schema allows is stored and assigned, an oversize config is refused
 // before it is sent, a real RBAC refusal is recorded instead of retried, and
 // the Swarm as the API server holds it after assign's status write is read as
-// that write's echo (nothing to reconcile) until its spec changes, and objects
-// as the API server holds them after a settled look are answered from its record.
+// that write's echo (nothing to reconcile) until its spec changes.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -13,14 +12,12 @@ import { LIMITS } from '../../lib/api/schema.js';
 import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
 import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
-import { settledLooks } from '../../lib/reconcilers/settled.js';
 import { silentLog } from '../support/fixtures.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { defaultWorkDir } from '../controlplane/cluster.js';
-import { apiClients, kwokStatefulSetYaml, swarmYaml } from '../harness/cluster-fixtures.js';
+import { apiClients, swarmYaml } from '../harness/cluster-fixtures.js';
 import { SYSTEM_NAMESPACE, enableNamespace, installSwarm, kubectl, serviceAccountKubeconfig } from '../harness/swarm-install.js';
 import { seedStreams } from '../support/fixtures.js';
-import { eventually } from '../support/timeline.js';
 
 const kubeconfig = inject('kubeconfig');
 const NS = `writes-${process.pid}`;
@@ -90,9 +87,7 @@ describe('ConfigMap writes on the real API server', () => {
 
     expect((await fn.handle(trigger('shared'))).summary.swarms).toMatchObject([{ result: 'changed', version: 1 }]); // adopted
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/shared', '--replicas', '3']);
-    // The StatefulSet's event (a Swarm event would be answered by a glance: its spec is the one observed).
-    const resized = { source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: NS, name: 'shared' } as const;
-    expect((await fn.handle(resized)).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
+    expect((await fn.handle(trigger('shared'))).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
 
     const cm = await getConfigMap('shared-config');
     expect(cm.metadata?.finalizers).toEqual(['example.com/keep']);
@@ -125,65 +120,6 @@ describe('ConfigMap writes on the real API server', () => {
     expect(change).not.toHaveProperty('generationObserved');
     expect((await fn.handle(change)).summary.swarms).toMatchObject([{ result: 'changed', version: 2 }]);
     expect(await asSent()).toMatchObject({ generationObserved: true });
-  });
-
-  it('an event announcing a version the last settled look read is answered without a request: the versions events carry are the ones reads return', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'settled', 2));
-    await applySwarm(swarm('settled', seedStreams.slice(0, 6)));
-    const fn = assignFunction({ ...asAssign, settled: settledLooks() }, createCoalescer());
-    // A Swarm without its status: were it not answered from the record, it would be reconciled (not taken for an echo).
-    const asSent = async (what: string) => {
-      const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', what, '-o', 'json'])) as { status?: unknown };
-      if (what.startsWith('swarm/')) delete object.status;
-      return toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
-    };
-    // Reconciled until a look finds it at rest (Running, nothing to write): the StatefulSet as the API holds it is then answered from the record.
-    await eventually(
-      'a settled look',
-      async () => (await fn.handle(await asSent('statefulset/settled'))).summary.settled === true && (await getSwarm('settled')).status?.phase === 'Running',
-      60_000,
-      500,
-    );
-    // Each kind the record holds (an object that moved on since is read, and the next look records it).
-    for (const what of ['swarm/settled', 'configmap/settled-config', 'pod/settled-0', 'pod/settled-1']) {
-      await eventually(`${what} answered from the record`, async () => (await fn.handle(await asSent(what))).summary.settled === true, 20_000, 500);
-    }
-    // A change is a version the record lacks: read and reconciled.
-    await applySwarm(swarm('settled', seedStreams.slice(0, 7)));
-    expect((await fn.handle(await asSent('swarm/settled'))).summary.swarms).toMatchObject([{ result: 'changed' }]);
-  });
-
-  it('an event whose object digests as status recorded is answered after three reads by any instance: what assign writes digests as what it reads back', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'glance', 2));
-    await applySwarm(swarm('glance', seedStreams.slice(0, 6)));
-    const calls: string[] = [];
-    // A fresh instance per event (no memory), counting its requests.
-    const fresh = () =>
-      assignFunction(
-        { ...asAssign, kube: new Proxy(asAssign.kube, { get: (target, op: string) => (...args: unknown[]) => (calls.push(op), (target as never as Record<string, (...a: unknown[]) => unknown>)[op]!(...args)) }) },
-        createCoalescer(),
-      );
-    const asSent = async (what: string) => {
-      const object = JSON.parse(await kubectl(kubeconfig, ['-n', NS, 'get', what, '-o', 'json'])) as { status?: unknown };
-      if (what.startsWith('swarm/')) delete object.status;
-      return toTrigger(apiServerEvent({ verb: 'update', mode: 'resource', object: object as never }));
-    };
-    const glanced = async (what: string) => {
-      calls.length = 0;
-      const [outcome] = (await fresh().handle(await asSent(what))).summary.swarms as Array<{ glanced?: boolean; writes: number }>;
-      return outcome?.glanced === true && outcome.writes === 0 && calls.length <= 3;
-    };
-    // Reconciled until its status describes the world at rest (the ConfigMap it wrote, read back, digests as recorded).
-    await eventually('a glance at the StatefulSet', async () => (await glanced('statefulset/glance')) && (await getSwarm('glance')).status?.phase === 'Running', 60_000, 500);
-    for (const what of ['swarm/glance', 'configmap/glance-config', 'pod/glance-0', 'pod/glance-1']) {
-      await eventually(`${what} glanced at`, () => glanced(what), 20_000, 500);
-    }
-    // A field the decisions read changes (a pod's label): looked at whole, recorded, and glanced at after.
-    const before = (await getSwarm('glance')).status?.observed?.pods;
-    await kubectl(kubeconfig, ['-n', NS, 'label', 'pod', 'glance-1', 'example.com/touched=yes']);
-    expect(await glanced('pod/glance-1')).toBe(false);
-    expect((await getSwarm('glance')).status?.observed?.pods).not.toBe(before);
-    expect(await glanced('pod/glance-1')).toBe(true);
   });
 
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {

@@ -62,15 +62,11 @@ async function converged(version: number, replicas: number): Promise<Swarm> {
   });
   expect(swarm.status?.uncoveredJobs).toBe(0);
   expect(swarm.status?.workers?.map((w) => w.coverage)).toEqual(Array(replicas).fill('Acknowledged'));
-  const acknowledged = await eventually(`every worker acknowledging version ${version}`, async () => {
+  return eventually(`every worker acknowledging version ${version}`, async () => {
     const s = await getSwarm();
     const st = s.status;
     return st?.version === version && st.uncoveredJobs === 0 && st.workers?.length === replicas && st.workers.every((w) => w.runningVersion === version) ? s : undefined;
   }, 120_000);
-  // Judged whole, it says from what (lib/decisions/observed.ts): events that change none of it get a glance.
-  const digest = expect.stringMatching(/^sha256:[0-9a-f]{64}$/);
-  expect(acknowledged.status?.observed).toMatchObject({ pool: digest, pods: digest, leases: digest, configMap: digest });
-  return acknowledged;
 }
 
 /** The Leases agree with the workers' own logs: each held by the live pod, with the digest of the jobs it reports. */

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { decideRestarts } from '../../lib/decisions/restarts.js';
-import { computeStatus, conditionEvents } from '../../lib/decisions/status.js';
+import { conditionEvents } from '../../lib/decisions/condition-events.js';
+import { computeStatus } from '../../lib/decisions/status.js';
 import { readRestarts, readLastChange } from '../../lib/decisions/workspace.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { parse } from '../../lib/workerconfig/index.js';

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_LIMITS, LIMITS } from '../../lib/api/schema.js';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
-import { boundMessage, computeStatus } from '../../lib/decisions/status.js';
+import { boundMessage } from '../../lib/decisions/condition-messages.js';
+import { computeStatus } from '../../lib/decisions/status.js';
 import { readLastChange, readRestarts, withRestarts, type RestartWorkspace } from '../../lib/decisions/workspace.js';
 import { mergePatchBody } from '../../lib/kube/views.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';

@@ -30,6 +30,8 @@ const podEvent: Trigger = { ...base, kind: 'Pod', apiVersion: 'v1', name: 'swarm
 const leaseEvent: Trigger = { ...base, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'swarm-worker-1' };
 const configMapEvent: Trigger = { ...base, kind: 'ConfigMap', apiVersion: 'v1', name: 'swarm-worker-config', swarm: 'swarm' };
 const changedEvent: Trigger = { source: 'swarm', type: 'assignment.changed', namespace: 'ns', name: 'swarm', uid: 'u', version: 1, workers: [] };
+/** What assign reads for every event: the Swarms naming the pool, the pool, the ConfigMap, the pods and the Leases. */
+const FIVE = ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases'] as const;
 
 /** A converged Swarm of 3 workers, and `others` unrelated Swarms in the same namespace. */
 async function converged(others = 0) {
@@ -52,15 +54,15 @@ async function converged(others = 0) {
 
 describe('API requests per no-op event', () => {
   it.each([
-    // A glance (glance.ts): the Swarms naming the pool, the ConfigMap, and the event's own object.
-    ['assign', 'a Swarm event', swarmEvent, ['listSwarmsNaming', 'getConfigMap']],
+    // The whole look: the Swarms naming the pool (the Swarm itself, and its claim), the pool, the ConfigMap, the pods and the Leases.
+    ['assign', 'a Swarm event', swarmEvent, FIVE],
     // Its copy's status had observed its generation: assign's own status write, back.
     ['assign', 'a Swarm update echoing its status write', { ...swarmEvent, generationObserved: true }, []],
-    ['assign', 'a StatefulSet event', statefulSetEvent, ['listSwarmsNaming', 'getConfigMap', 'getStatefulSet']],
-    ['assign', 'a Pod event', podEvent, ['listSwarmsNaming', 'getConfigMap', 'listPods']],
-    ['assign', 'a Lease event', leaseEvent, ['listSwarmsNaming', 'getConfigMap', 'listLeases']],
-    // Named by its owner: the Swarm read, and its claim checked by the Swarms naming its pool.
-    ['assign', 'a ConfigMap event', configMapEvent, ['getSwarm', 'listSwarmsNaming', 'getConfigMap']],
+    ['assign', 'a StatefulSet event', statefulSetEvent, FIVE],
+    ['assign', 'a Pod event', podEvent, FIVE],
+    ['assign', 'a Lease event', leaseEvent, FIVE],
+    // Named by its owner: the Swarm read, then the whole look (its claim checked by the Swarms naming its pool).
+    ['assign', 'a ConfigMap event', configMapEvent, ['getSwarm', ...FIVE]],
     ['restart', 'a Pod event', podEvent, ['listSwarmsNaming', 'getConfigMap']],
     ['restart', 'an assignment.changed event', changedEvent, ['getSwarm', 'listSwarmsNaming', 'getConfigMap']],
   ] as const)('%s, %s: each object read once (assign also reads what the workers report), nothing written', async (fn, _what, trigger, reads) => {
@@ -72,7 +74,7 @@ describe('API requests per no-op event', () => {
     }
   });
 
-  it('a resync looks at everything: no glance (it recovers what events missed)', async () => {
+  it('a resync looks at everything, as an event does (it recovers what events missed)', async () => {
     const world = await converged();
     await world.assign.handle({ source: 'ping', namespace: 'ns' } as Trigger);
     expect([...world.kube.calls].sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm', 'listLeases', 'listPods', 'listSwarmNames', 'listSwarmsNaming']);
@@ -85,7 +87,7 @@ describe('API requests per no-op event', () => {
     for (const trigger of [refMode, { ...swarmEvent, statefulSetName: 'renamed' }]) {
       world.kube.calls = [];
       await world.assign.handle(trigger);
-      expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getSwarm']);
+      expect([...world.kube.calls].filter((c) => c !== 'listSwarmsNaming').sort()).toEqual(['getConfigMap', 'getStatefulSet', 'getSwarm', 'listLeases', 'listPods']);
     }
     expect(world.kube.writes).toEqual([]);
   });
@@ -95,8 +97,7 @@ describe('API requests per no-op event', () => {
     const swarm = world.kube.swarms.get('ns/swarm')!;
     expect(swarm.status?.selector).toBe('app=swarm-worker');
     // A StatefulSet recreated with another selector (or a status written by hand): the guess lists nothing useful.
-    // No record of what it was judged from (a status written by hand, or by a release before status.observed): the whole look.
-    swarm.status = { ...swarm.status, selector: 'app=elsewhere', observed: undefined };
+    swarm.status = { ...swarm.status, selector: 'app=elsewhere' };
     await world.assign.handle(statefulSetEvent);
     // Twice for the event, once for the look that confirms its status write (by the selector just written).
     expect(world.kube.calls.filter((c) => c === 'listPods')).toHaveLength(3);
@@ -146,8 +147,7 @@ describe('assignment gauges', () => {
       await post('update');
       kube.calls = [];
       await post('update');
-      // A glance: the size of the shares its status lists.
-      expect([...kube.calls].sort()).toEqual(['getConfigMap', 'listSwarmsNaming']);
+      expect([...kube.calls].sort()).toEqual(['getConfigMap', 'getStatefulSet', 'listLeases', 'listPods', 'listSwarmsNaming']);
       expect(await gauge('swarm_assignment_jobs')).toBe(5);
       expect(await gauge('swarm_assignment_workers')).toBe(3);
       kube.swarms.clear();
