@@ -49,6 +49,7 @@ export interface Schedule {
 /** Combinations the API refuses, with the rule that refuses each. */
 export const REFUSED: ReadonlyArray<{ when: (o: Options) => boolean; rule: string }> = [
   { when: (o) => o.pool === 'Deployment' && o.policy === 'Restart', rule: 'deploymentHotReloads: a Deployment pool needs restart.policy None' },
+  { when: (o) => o.policy === 'Restart' && o.handoff === 'MakeBeforeBreak', rule: 'restartBreaksFirst: restart.policy Restart needs restart.handoff BreakBeforeMake' },
 ];
 
 export const accepted = (o: Options): boolean => !REFUSED.some((r) => r.when(o));
