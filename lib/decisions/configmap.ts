@@ -9,7 +9,7 @@ import { assign } from '../assignment/index.js';
 import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type OwnerReference, type PodView, type PoolView } from '../kube/types.js';
 import { diff, restartOrder, type AssignmentDiff, type Move } from '../plan/index.js';
-import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, parse, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, parse, render, type HandoffMarks, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { jsonEqual } from './equal.js';
 import { deploymentWorkers, inheritShares, workerIndex, type DeploymentWorkers } from '../assignment/workers.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
@@ -176,7 +176,13 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // A StatefulSet pod replaced under its own name, or any crash-looping worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
   const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
   const target = custody?.target ?? result.assignment;
-  const staged = held ? stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held }) : { jobs: target, marks: {} };
+  // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
+  // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
+  const staged = held
+    ? lost && spec.restart.handoff === 'BreakBeforeMake'
+      ? recoverBreakingFirst(target)
+      : stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held })
+    : { jobs: target, marks: {} };
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
@@ -246,6 +252,21 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     unhonoured: result.unhonouredDedications,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
+}
+
+/**
+ * Break-before-make when the config in force is lost: every job awaits its
+ * owner, published to nobody; the staging then adds each job once every live
+ * pod acknowledges its empty share (handoff.ts breakBeforeMake, `awaiting`).
+ */
+function recoverBreakingFirst(target: Assignment): { jobs: Assignment; marks: HandoffMarks } {
+  const jobs: Record<string, string[]> = {};
+  const marks: Record<string, { awaiting: string[] }> = {};
+  for (const [worker, owns] of Object.entries(target)) {
+    jobs[worker] = [];
+    if (owns.length > 0) marks[worker] = { awaiting: [...owns] };
+  }
+  return { jobs, marks };
 }
 
 /**

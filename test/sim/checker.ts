@@ -84,6 +84,12 @@ export class Checker {
     for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
   }
 
+  /** The worker ConfigMap was deleted or garbled by hand: what the workers run can no longer be read from it. */
+  configLost(): void {
+    const until = this.now() + this.windows.failoverMs;
+    for (const job of this.jobs) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
+  }
+
   pod(name: string, change: 'ready' | 'unready' | 'deleting' | 'gone', by?: string): void {
     if (change === 'deleting' && by?.startsWith('swarm')) this.outBySwarm.add(name);
     if (change === 'ready') this.outBySwarm.delete(name);

@@ -235,6 +235,8 @@ class World {
       case 'configmap': {
         const cm = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG));
         if (!cm) return;
+        // The workspace lost by hand: an unplanned failure (make-before-break's coverage is excused for the failover time).
+        this.checker.configLost();
         if (a.how === 'delete') this.store.remove('ConfigMap', podKey(NS, CONFIG));
         else this.store.put('ConfigMap', podKey(NS, CONFIG), { ...cm, data: { ...cm.data, 'config.yml': 'workloads: [garbled' } });
         return;
