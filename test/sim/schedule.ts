@@ -15,6 +15,9 @@ export interface Options {
   instances: 1 | 2 | 3;
   podManagement: 'OrderedReady' | 'Parallel';
   jobs: number;
+  /** Jobs with a weight other than 1, and dedicated jobs (asking for a worker of their own). */
+  weighted: number;
+  dedicated: number;
   replicas: number;
   maxUnavailable: number;
 }
@@ -65,6 +68,8 @@ export function drawOptions(rng: Rng): Options {
       instances: rng.pick([1, 2, 3] as const),
       podManagement: rng.chance(0.5) ? 'Parallel' : 'OrderedReady',
       jobs: rng.int(3, 24),
+      weighted: rng.chance(0.3) ? rng.int(1, 4) : 0,
+      dedicated: rng.chance(0.3) ? rng.int(1, 2) : 0,
       replicas: rng.int(1, 4),
       maxUnavailable: rng.chance(0.7) ? 1 : 2,
     };

@@ -165,7 +165,11 @@ class World {
 
   private setup(): void {
     const o = this.schedule.options;
-    const jobs = Array.from({ length: o.jobs }, () => this.newJob());
+    const names = Array.from({ length: o.jobs }, () => this.newJob());
+    // A few heavier jobs and a few dedicated ones (older schedules have neither).
+    const jobs: Swarm['spec']['workload']['jobs'] = names.map((name, i) =>
+      i < (o.dedicated ?? 0) ? { name, dedicated: true } : i < (o.dedicated ?? 0) + (o.weighted ?? 0) ? { name, weight: 2 + (i % 4) } : name,
+    );
     if (o.pool === 'StatefulSet') {
       const sts: StatefulSetObj = { name: POOL, namespace: NS, uid: 'sts-1', replicas: o.replicas, startOrdinal: 0, podManagementPolicy: o.podManagement, template: this.template, status: { replicas: 0, readyReplicas: 0 } };
       this.store.put('StatefulSet', podKey(NS, POOL), sts);
@@ -185,7 +189,7 @@ class World {
         restart: { policy: o.policy, handoff: o.handoff, maxUnavailable: o.maxUnavailable },
       },
     };
-    this.checker.setJobs(jobs);
+    this.checker.setJobs(names);
     this.timeline.schedule(this.rng.seconds(0, 5), () => this.store.put('Swarm', podKey(NS, 'swarm'), swarm));
   }
 
@@ -204,10 +208,11 @@ class World {
         return;
       case 'jobs':
         this.editSwarm((s) => {
-          const names = s.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name));
+          const specs = s.spec.workload.jobs;
+          const names = specs.map((j) => (typeof j === 'string' ? j : j.name));
           const removed = new Set<string>();
           for (let i = 0; i < a.remove && names.length - removed.size > 1; i++) removed.add(names[(i * 7 + a.add) % names.length]!);
-          s.spec.workload.jobs = [...names.filter((n) => !removed.has(n)), ...Array.from({ length: a.add }, () => this.newJob())];
+          s.spec.workload.jobs = [...specs.filter((j) => !removed.has(typeof j === 'string' ? j : j.name)), ...Array.from({ length: a.add }, () => this.newJob())];
         });
         return;
       case 'handoff':
