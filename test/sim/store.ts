@@ -39,9 +39,10 @@ export class Store {
     this.listeners.push(listener);
   }
 
+  /** Stored objects are frozen: readers get them as they are, and a reader that mutates one fails loudly. */
   get<T>(kind: Kind, key: string): Stored<T> | undefined {
     const s = this.objects.get(kind)?.get(key);
-    return s ? { value: structuredClone(s.value) as T, rv: s.rv } : undefined;
+    return s ? { value: s.value as T, rv: s.rv } : undefined;
   }
 
   /** Direct access for the world's own controllers (not a client: no clone). */
@@ -50,7 +51,7 @@ export class Store {
   }
 
   list<T>(kind: Kind): Array<Stored<T>> {
-    return [...(this.objects.get(kind)?.values() ?? [])].map((s) => ({ value: structuredClone(s.value) as T, rv: s.rv }));
+    return [...(this.objects.get(kind)?.values() ?? [])] as Array<Stored<T>>;
   }
 
   peekAll<T>(kind: Kind): T[] {
@@ -63,7 +64,7 @@ export class Store {
     if (!versions) return undefined;
     let found: Version | undefined;
     for (const v of versions) if (v.at <= at) found = v;
-    return found && found.value !== undefined ? { value: structuredClone(found.value) as T, rv: found.rv } : undefined;
+    return found && found.value !== undefined ? { value: found.value as T, rv: found.rv } : undefined;
   }
 
   listAt<T>(kind: Kind, at: number): Array<Stored<T>> {
@@ -82,7 +83,7 @@ export class Store {
     if (!byKey) this.objects.set(kind, (byKey = new Map()));
     const verb = byKey.has(key) ? 'update' : 'add';
     const rv = ++this.rv;
-    const stored = structuredClone(value);
+    const stored = deepFreeze(structuredClone(value));
     byKey.set(key, { value: stored, rv });
     this.remember(kind, key, rv, stored);
     this.emit({ kind, verb, key, value: stored, rv, at: this.now() });
@@ -112,4 +113,12 @@ export class Store {
   private emit(e: WatchEvent): void {
     for (const l of this.listeners) l(e);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
 }
