@@ -172,7 +172,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // config in force gives jobs may still run them: a StatefulSet shrunk by hand
   // (`kubectl scale sts`) still has its departing pods until they stop.
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
-  const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
+  const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases, anyOrdinal: true }) : undefined;
   // A StatefulSet pod replaced under its own name, or any crash-looping worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
   const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
   const target = custody?.target ?? result.assignment;

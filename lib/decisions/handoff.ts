@@ -166,5 +166,11 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
       marks[worker] = { awaiting };
     }
   }
+  // A departing worker (no share now) whose pod still lives and has not acknowledged
+  // giving up its jobs stays listed, with none: it stays a holder, so nobody gains them yet.
+  for (const worker of Object.keys(previous.workloads)) {
+    const held = (previous.workloads[worker]?.jobs.length ?? 0) > 0;
+    if (!(worker in target) && facts(worker).pod && (held || !caughtUp(facts(worker)))) jobs[worker] = [];
+  }
   return { jobs, marks };
 }

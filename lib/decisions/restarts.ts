@@ -14,7 +14,7 @@ import type { PodView, PoolShape } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
-import { isServing, podsOfPool } from './workers.js';
+import { isServing, podsOfPool, podsOfPoolByName } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod and what it acknowledges. */
@@ -39,11 +39,13 @@ export interface WorkersObservation {
   /** The config in force; without it, steps are judged by pod uid alone. */
   config?: WorkerConfig;
   leases?: readonly LeaseLike[];
+  /** Every pod of the pool by name, wherever its ordinal (a handoff's holders: podsOfPoolByName). */
+  anyOrdinal?: boolean;
 }
 
 /** The live workers' pods and acknowledgements, one lookup per worker. */
 export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
-  const pods = podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
+  const pods = obs.anyOrdinal ? podsOfPoolByName(obs.statefulSet, obs.pods) : podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
   const acks = acknowledgementsByWorker(obs.leases ?? []);
   const config = obs.config;
   // Asked about repeatedly (each wait, each step): judged once per worker (a digest of its share).

@@ -323,6 +323,7 @@ class World {
       (e.kind === 'ConfigMap' && (e.value as ConfigMapObj).labels?.['app.kubernetes.io/managed-by'] === 'swarm');
     if (!watched) return;
     if (e.kind === 'Swarm' || e.kind === 'ConfigMap') this.log(`${e.verb} ${e.kind} rv ${e.rv}`);
+    if (e.kind === 'ConfigMap' && process.env.SIM_CONFIG) this.log(`config.yml ${JSON.stringify((e.value as ConfigMapObj).data?.['config.yml'] ?? null)}`);
     const object = kubeObject(e.kind, e.value, e.rv);
     this.publish({ type: `dev.knative.apiserver.resource.${e.verb}`, kind: e.kind, data: object }, `${e.kind}/${object.metadata.name}@${e.rv}`);
   }
