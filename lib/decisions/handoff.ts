@@ -40,6 +40,7 @@ export interface StagedHandoff {
  */
 function caughtUp(facts: WorkerFacts): boolean {
   if (!facts.pod) return true;
+  if (facts.restartPending) return false;
   if (facts.ack !== undefined) return facts.ack === 'runs';
   return isServing(facts.pod);
 }

@@ -28,6 +28,8 @@ export interface WorkerFacts {
   pod?: PodView;
   /** What the pod acknowledges against its share; undefined when it does not acknowledge (or no share is known). */
   ack?: ShareAcknowledgement;
+  /** Policy Restart: the pod pinned for a restart still lives, so it runs the older share whatever it acknowledges. */
+  restartPending?: boolean;
 }
 
 export interface WorkersObservation {
