@@ -10,6 +10,8 @@ export interface CorpusEntry {
   /** What the defect was, and the invariant it broke. */
   defect: string;
   invariant: string;
+  /** Found and not fixed yet: the simulator must still find it (its power), until a fix makes it hold. */
+  open?: boolean;
   schedule: Schedule;
 }
 
