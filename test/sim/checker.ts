@@ -92,8 +92,14 @@ export class Checker {
 
   pod(name: string, change: 'ready' | 'unready' | 'deleting' | 'gone', by?: string): void {
     if (change === 'deleting' && by?.startsWith('swarm')) this.outBySwarm.add(name);
-    if (change === 'ready') this.outBySwarm.delete(name);
+    if (change === 'ready') {
+      this.outBySwarm.delete(name);
+      this.serving.add(name);
+    } else this.serving.delete(name);
   }
+
+  /** Pods Ready and not being deleted: with none, nothing can run a job (a pool of one down). */
+  private readonly serving = new Set<string>();
 
   /** A worker slot left the pool (no pod of that name will come back). */
   slotGone(name: string): void {
@@ -122,7 +128,7 @@ export class Checker {
       const n = this.owners.get(job)?.size ?? 0;
       if (n > 0) this.established.add(job);
       if (this.handoff === 'MakeBeforeBreak') {
-        if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
+        if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
       } else {
         if (n <= 1) this.single.add(job);
         else if (this.single.has(job)) this.fail('two-owners', `job ${job} runs on ${[...this.owners.get(job)!].join(' and ')} (break-before-make)`);

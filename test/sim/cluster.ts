@@ -267,6 +267,9 @@ export class Cluster {
       return;
     }
     proc.draining = true;
+    // Nobody serving to hand its jobs to (a pool of one, every peer down): a disruption Swarm cannot stage.
+    const peers = this.pods().filter((p) => p.uid !== uid && p.ready && !p.deletion);
+    if (peers.length === 0) this.truth.failed(proc.id, 'stopped with no serving peer to hand over to');
     this.timeline.schedule(grace, () => {
       if (!proc.alive) return;
       // SIGKILL at the end of the grace period.
