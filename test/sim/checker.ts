@@ -137,9 +137,12 @@ export class Checker {
     if (this.outBySwarm.size > this.maxUnavailable) this.fail('max-unavailable', `${this.outBySwarm.size} workers out of service because of Swarm (${[...this.outBySwarm].join(', ')}), maxUnavailable ${this.maxUnavailable}`);
   }
 
-  /** A status write landed; `read`: the truth when its pods and Leases were read. */
-  status(status: Record<string, unknown>, read: Snapshot | undefined): void {
-    if (!read) return;
+  /**
+   * A status write landed; `pods`, `leases`: the truth when its pods and its Leases were read. A job it may not
+   * call covered had no owner at either read.
+   */
+  status(status: Record<string, unknown>, pods: Snapshot, leases: Snapshot): void {
+    const read: Snapshot = { at: Math.min(pods.at, leases.at), covered: new Set([...pods.covered, ...leases.covered]), jobs: leases.jobs };
     const uncovered = typeof status.uncoveredJobs === 'number' ? status.uncoveredJobs : undefined;
     const ready = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
     const now = this.now();

@@ -81,7 +81,7 @@ class World {
   private readonly instances: Instance[] = [];
   private instanceSeq = 0;
   private readonly trace: string[] = [];
-  private readonly lastRead = new Map<string, ReturnType<Checker['snapshot']> | undefined>();
+  private readonly reads = new Map<string, ReturnType<Checker['snapshot']> | undefined>();
   private readonly faults = { apiErrors: { until: -1, p: 0 }, stale: { until: -1, p: 0 }, drop: { until: -1, p: 0 }, delay: { until: -1 } };
   private steps = 0;
   private settle = false;
@@ -456,13 +456,14 @@ class World {
         return { kind: 'none' };
       },
       served: (instance: string, op: string, result: unknown, stale: boolean) => {
-        if (op === 'listLeases' || op === 'listPods') {
-          if (op === 'listLeases' || !this.lastRead.has(instance)) this.lastRead.set(instance, stale ? undefined : this.checker.snapshot());
-        }
+        // What status is judged from: the pods and the Leases as read (a stale read: not checked).
+        if (op === 'listLeases' || op === 'listPods') this.reads.set(`${instance}/${op}`, stale ? undefined : this.checker.snapshot());
         if (op === 'replaceSwarmStatus') {
           const status = (result as Swarm).status as Record<string, unknown>;
           this.log(`${instance} wrote status ${JSON.stringify({ phase: status.phase, version: status.version, uncovered: status.uncoveredJobs, ready: (status.conditions as Array<{ type: string; status: string; reason: string }> | undefined)?.find((c) => c.type === 'Ready') })}`);
-          this.checker.status(status, this.lastRead.get(instance));
+          const pods = this.reads.get(`${instance}/listPods`);
+          const leases = this.reads.get(`${instance}/listLeases`);
+          if (pods && leases) this.checker.status(status, pods, leases);
         }
         if (op === 'deletePod' || op === 'replaceStatefulSetScale' || op === 'replaceDeploymentScale' || op === 'createConfigMap' || op === 'patchConfigMap' || op === 'annotatePod') {
           this.log(`${instance} ${op} → ${typeof result === 'string' ? result : 'ok'}`);
