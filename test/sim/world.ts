@@ -117,12 +117,21 @@ class World {
       },
       pod: (name: string, change: 'ready' | 'unready' | 'deleting' | 'gone', by?: string) => {
         this.checker.pod(name, change, by);
+        if ((change === 'deleting' || change === 'gone') && !this.slotWanted(name)) this.checker.slotGone(name);
         this.log(`pod ${name} ${change}${by ? ` by ${by}` : ''}`);
       },
     };
     this.cluster = new Cluster(this.store, this.timeline, root.fork('cluster'), truth, NS, { kind: o.pool, name: POOL, configMap: CONFIG, configKey: 'config.yml' });
     this.template = { reload: o.policy === 'None' ? 'hot' : 'restart', acknowledges: o.acknowledges, graceSeconds: 60, revision: 1 };
     this.store.watch((e) => this.source(e));
+  }
+
+  /** Whether a pod of this name will come back: a StatefulSet ordinal still in range (a Deployment's pod names never return). */
+  private slotWanted(name: string): boolean {
+    if (this.schedule.options.pool === 'Deployment') return false;
+    const sts = this.store.peek<StatefulSetObj>('StatefulSet', podKey(NS, POOL));
+    const ordinal = Number(name.slice(name.lastIndexOf('-') + 1));
+    return !!sts && ordinal >= sts.startOrdinal && ordinal < sts.startOrdinal + sts.replicas;
   }
 
   private log(line: string): void {
