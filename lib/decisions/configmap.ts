@@ -219,7 +219,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     spec.restart.policy !== 'Restart'
       ? { version: config.version, steps: [] }
       : plan
-        ? restartWorkspace(recorded, plan, spec.restart.handoff, { statefulSet, workers, facts }, config.version, unknown)
+        ? restartWorkspace(recorded, plan, { statefulSet, workers, facts }, config.version, unknown)
         : { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, facts), { statefulSet, workers, facts }, unverifiableIn(config, readLastChange(annotations))) };
   if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
   if (moved) {
@@ -309,21 +309,20 @@ interface WorkersNow {
  * Pending restarts after a change: the workers whose share changed now, each
  * pinned to the uid of the pod that holds the older share, plus earlier steps
  * whose pod still holds an older share, which keep the waits they had (a newer
- * version never drops a make-before-break wait), plus pods that acknowledge a
- * share other than their own.
+ * version never lets a gainer restart before its loser), plus pods that
+ * acknowledge a share other than their own. Restarts break first
+ * (lib/plan/restart-order.ts).
  */
 function restartWorkspace(
   previous: RestartWorkspace,
   plan: AssignmentDiff,
-  handoff: ValidSwarm['spec']['restart']['handoff'],
   now: WorkersNow,
   version: number,
   /** Workers whose pods' loaded share is unknown (the previous config was lost): restarted like changed ones. */
   unknown: readonly string[] = [],
 ): RestartWorkspace {
   const { name: sts, startOrdinal } = now.statefulSet;
-  // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
-  // after the config is written): waiting for it is the point.
+  // Waits name workers of this config only: one removed since (a scale-down) is gone.
   const exists = (w: string) => workerIndex(sts, w, now.workers, startOrdinal) !== undefined;
   const carried = new Map(pendingSteps(previous.steps, now.facts).map((s) => [s.worker, s.waitFor.filter(exists)] as const));
   // A worker new to the config whose pod already serves and acknowledges
@@ -336,8 +335,8 @@ function restartWorkspace(
     return isServing(pod) && ack !== undefined && ack !== 'runs';
   });
   const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
-  const change = { ...plan, changedWorkers: [...restarting], addedWorkers: plan.addedWorkers.filter((w) => !restarting.has(w)) };
-  const steps = restartOrder(change, handoff, undefined, carried).flatMap((s) => {
+  const change = { ...plan, changedWorkers: [...restarting] };
+  const steps = restartOrder(change, undefined, carried).flatMap((s) => {
     const pod = now.facts(s.worker).pod;
     // No pod: the StatefulSet will create one, and it will read the new share.
     return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];

@@ -6,8 +6,8 @@
 //
 // Handoffs wait on what workers report, not on readiness: a step waiting for a
 // worker waits until that worker's own pod acknowledges its current share
-// (make-before-break: the gainer runs the moved jobs before the loser stops;
-// break-before-make: the loser has stopped them before the gainer starts).
+// (restarts break first: the loser has stopped the moved jobs before the
+// gainer restarts to start them, lib/plan/restart-order.ts).
 // Only pods that do not acknowledge fall back to "restarted and Ready".
 import type { ValidSwarm } from '../api/types.js';
 import type { PodView, PoolShape } from '../kube/types.js';
