@@ -256,7 +256,7 @@ describe('make-before-break, staged: gain first, release once the gainer acknowl
   });
 
   it('policy Restart and break-before-make do not hand over a stopping worker\'s jobs', () => {
-    for (const restart of [{ policy: 'Restart' as const }, { policy: 'None' as const, handoff: 'BreakBeforeMake' as const }]) {
+    for (const restart of [{ policy: 'Restart' as const, handoff: 'BreakBeforeMake' as const }, { policy: 'None' as const, handoff: 'BreakBeforeMake' as const }]) {
       const s = validSwarm(swarmOf({ jobs, restart }));
       const cm = written(decideConfigMap({ swarm: s, statefulSet: sts(2), configMap: undefined, pods: [] }));
       expect(cm.annotations[HANDOVER_ANNOTATION]).toBeUndefined();
