@@ -15,6 +15,8 @@ import type { MemoryKube } from '../support/memory-kube.js';
 import { silentLog, stubWorld, type swarmOf } from '../support/fixtures.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
 function world(replicas = 2, spec: Parameters<typeof swarmOf>[0] = {}) {
   const warnings: string[] = [];
   const log: ReconcileEnv['log'] = { ...silentLog, warn: (_o, msg) => warnings.push(msg ?? '') };
@@ -49,7 +51,7 @@ describe('permanent API refusals are recorded, not retried', () => {
   });
 
   it('a forbidden ConfigMap patch, then restart forbidden to delete pods: each recorded (status, Warning Event), each answered 2xx', async () => {
-    const { kube, env } = world();
+    const { kube, env } = world(2, RESTART);
     await reconcileAssign(env, key);
     kube.setStatefulSet('ns', 'swarm-worker', 3);
     kube.startPod('ns', 'swarm-worker', 2);
@@ -119,7 +121,7 @@ describe('limits', () => {
 
 describe('status is never written before the restart bookkeeping it reports on', () => {
   async function restartedButNotPruned() {
-    const w = world(2);
+    const w = world(2, RESTART);
     await reconcileAssign(w.env, key);
     w.kube.setStatefulSet('ns', 'swarm-worker', 3);
     w.kube.startPod('ns', 'swarm-worker', 2);
