@@ -23,7 +23,7 @@ const FIVE = ['getConfigMap', 'getStatefulSet', 'listLeases', 'listPods', 'listS
 
 async function converged(restart: 'None' | 'Restart' = 'None') {
   const kube = new MemoryKube();
-  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'], restart: { policy: restart } }));
+  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'], restart: { policy: restart, handoff: restart === 'Restart' ? 'BreakBeforeMake' : 'MakeBeforeBreak' } }));
   kube.setStatefulSet('ns', 'swarm-worker', 3);
   for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
   const clock = { now: new Date('2026-11-22T00:00:00Z') };

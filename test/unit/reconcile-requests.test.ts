@@ -31,10 +31,13 @@ const leaseEvent: Trigger = { ...base, kind: 'Lease', apiVersion: 'coordination.
 const configMapEvent: Trigger = { ...base, kind: 'ConfigMap', apiVersion: 'v1', name: 'swarm-worker-config', swarm: 'swarm' };
 const changedEvent: Trigger = { source: 'swarm', type: 'assignment.changed', namespace: 'ns', name: 'swarm', uid: 'u', version: 1, workers: [] };
 
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
+
 /** A converged Swarm of 3 workers, and `others` unrelated Swarms in the same namespace. */
-async function converged(others = 0) {
+async function converged(others = 0, spec: Parameters<typeof swarmOf>[0] = {}) {
   const kube = new MemoryKube();
-  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
+  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'], ...spec }));
   for (let i = 0; i < others; i++) kube.addSwarm(swarmOf({ statefulSetName: `other-${i}`, configMapName: `other-${i}` }, `other-${i}`));
   kube.setStatefulSet('ns', 'swarm-worker', 3);
   for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
@@ -114,7 +117,7 @@ describe('API requests per no-op event', () => {
   });
 
   it('lists the pods while restarts are recorded', async () => {
-    const { kube, assign, restart } = await converged();
+    const { kube, assign, restart } = await converged(0, RESTART);
     kube.setStatefulSet('ns', 'swarm-worker', 4);
     kube.startPod('ns', 'swarm-worker', 3, false);
     await assign.handle(statefulSetEvent);
@@ -201,7 +204,7 @@ describe('restart decides only restarts', () => {
 describe('no status fights', () => {
   it('a resize with one instance of each function, events delivered concurrently, meets no 409 on status', async () => {
     const kube = new MemoryKube();
-    kube.addSwarm(swarmOf({ jobs: Array.from({ length: 12 }, (_, i) => `job-${i}`) }));
+    kube.addSwarm(swarmOf({ jobs: Array.from({ length: 12 }, (_, i) => `job-${i}`), ...RESTART }));
     kube.setStatefulSet('ns', 'swarm-worker', 2);
     for (let i = 0; i < 2; i++) kube.startPod('ns', 'swarm-worker', i);
     const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
@@ -229,7 +232,7 @@ describe('no status fights', () => {
 
 describe('the introspection page', () => {
   it('shows the pending restarts status reports, mid-resize', async () => {
-    const { kube, assign } = await converged();
+    const { kube, assign } = await converged(0, RESTART);
     kube.setStatefulSet('ns', 'swarm-worker', 4);
     kube.startPod('ns', 'swarm-worker', 3, false);
     await assign.handle(statefulSetEvent);

@@ -146,7 +146,7 @@ describe('an event announcing a version the last settled look read', () => {
 
   it('nor while restarts are recorded (restart policy Restart): each reconcile tells restart again', async () => {
     const { kube, assign, events } = await settledWorld();
-    kube.updateSwarmSpec('ns', 'swarm', (s) => (s.spec.restart = { policy: 'Restart' }));
+    kube.updateSwarmSpec('ns', 'swarm', (s) => (s.spec.restart = { policy: 'Restart', handoff: 'BreakBeforeMake' }));
     kube.setStatefulSet('ns', 'swarm-worker', 4);
     kube.startPod('ns', 'swarm-worker', 3, false);
     await assign.handle(events.swarm());
