@@ -116,7 +116,7 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     return { deletes: [], outstanding: [], waiting: '' };
   }
 
-  // Pods past spec.replicas are departing (a shrink waits for these restarts): they use no budget.
+  // Pods past spec.replicas are departing (the StatefulSet's shrink is under way): they use no budget.
   const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));
   const unavailable = kept.filter((w) => !isServing(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;
