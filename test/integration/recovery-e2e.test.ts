@@ -20,7 +20,8 @@ const realNode = inject('realNode');
 const served = servedNamespace(kubeconfig, NS);
 
 const sts = kwokStatefulSetYaml(NS, 'pool', 2);
-const swarm = swarmYaml(NS, 'pool', { workload: { jobs: seedStreams } });
+// Workers restarted to load their share (policy Restart, which breaks first): a lost config restarts every live one.
+const swarm = swarmYaml(NS, 'pool', { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' }, workload: { jobs: seedStreams } });
 
 const getSwarm = () => readSwarm('pool');
 const readConfigMap = () => core.readNamespacedConfigMap({ namespace: NS, name: 'pool-config' }).catch(() => undefined);

@@ -129,7 +129,7 @@ afterAll(async () => {
 describe('the seed sample, end to end', () => {
   it('assigns the 27 streams over 2 workers: each run exactly once by the workers themselves, balanced', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(NS, 2, workerImage));
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams, { policy: 'Restart' }));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams, { policy: 'Restart', handoff: 'BreakBeforeMake' }));
     const swarm = await converged(1, 2);
     const config = await configOf();
     expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
@@ -247,7 +247,7 @@ describe('the seed sample, end to end', () => {
     const { byPod: before } = await runningExactlyOnce(workers, seedStreams, 2);
     const uidsBefore = liveUids();
     const jobs = [...seedStreams.slice(2), 'stream:new1', 'stream:new2', 'stream:new3'];
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'Restart' }));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'Restart', handoff: 'BreakBeforeMake' }));
     await converged(5, 2);
     const { byPod: after } = await runningExactlyOnce(workers, jobs, 2);
     expect(after).toEqual(assignmentOf(await configOf()));
@@ -262,7 +262,7 @@ describe('the seed sample, end to end', () => {
 
   it('an invalid spec: Ready=False/InvalidSpec, a Warning Event, and the ConfigMap untouched', async () => {
     const rv = (await getConfigMap()).metadata?.resourceVersion;
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, ['stream:a', 'stream:b', 'stream:a'], { policy: 'Restart' }));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, ['stream:a', 'stream:b', 'stream:a'], { policy: 'Restart', handoff: 'BreakBeforeMake' }));
     const swarm = await eventually('InvalidSpec', async () => {
       const s = await getSwarm();
       const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
