@@ -116,9 +116,18 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
     const status = (ls: LeaseView[]) =>
       computeStatus({ swarm, now, statefulSet: sts(3), config: v2, workspace: readRestarts(up.annotations), pods: [...pods, gainer], leases: ls });
     expect(status(leases).conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
-    // Every worker acknowledges version 2 (the losers reloaded): the steps are done, every job covered.
+    // Every worker acknowledges version 2 (the losers reloaded): the moved jobs still await the
+    // gainer (break-before-make publishes them to it only once no loser may run them).
     const all = [...pods, gainer].map((p) => runs(p, v2));
-    const s = status(all);
+    const moved = v2.workloads['swarm-worker-2']!.awaiting ?? [];
+    expect(moved.length).toBeGreaterThan(0);
+    expect(status(all).uncoveredJobs).toBe(moved.length);
+    // Version 3 publishes them; the gainer, restarted to load them, acknowledges it: every job covered.
+    const next = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases: all }));
+    const v3 = configOf(next);
+    expect(v3.workloads['swarm-worker-2']!.jobs).toEqual(expect.arrayContaining([...moved]));
+    const restarted = pod(2);
+    const s = computeStatus({ swarm, now, statefulSet: sts(3), config: v3, workspace: readRestarts(next.annotations), pods: [...pods, restarted], leases: [...all.slice(0, 2), runs(restarted, v3)] });
     expect(s.uncoveredJobs).toBe(0);
     expect(s.workers?.every((w) => !w.restartPending)).toBe(true);
   });

@@ -143,7 +143,7 @@ describe('restart', () => {
     return w;
   }
 
-  it('restarts each changed worker exactly once, one at a time within maxUnavailable; assign then forgets the bookkeeping', async () => {
+  it('restarts each worker whose published share changed exactly once, losers first, one at a time within maxUnavailable; assign then forgets the bookkeeping', async () => {
     const { kube, env } = await scaledTo3();
     // The new worker is not Ready yet: it is the one worker maxUnavailable allows out of service.
     const blocked = await reconcileRestart(env, key);
@@ -160,10 +160,11 @@ describe('restart', () => {
       // The replacement changes the StatefulSet's status: an event for assign.
       await reconcileAssign(env, key);
     }
-    expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    // The new worker last: the jobs it gains are published to it (version 3) once its losers stopped them.
+    expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
     const cm = kube.configMaps.get('ns/swarm-worker-config')!;
     expect(readRestarts(cm.annotations).steps).toEqual([]);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3, version: 2 });
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3, version: 3 });
   });
 
   it('a stale event after convergence deletes nothing', async () => {

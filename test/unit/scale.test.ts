@@ -205,10 +205,11 @@ describe('assign owns the worker count (spec.replicas)', () => {
     expect(ops(kube)).toEqual(['patchConfigMap']);
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
     expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(2);
-    // Break-before-make: the losers stop their moved jobs (restart) before the new pod starts them.
+    // Break-before-make: the losers stop their moved jobs (restart) before the new pod starts them;
+    // version 3 publishes those jobs to it, written before the StatefulSet grows.
     await settle(kube, env);
     expect(kube.writes.map((w) => w.op).filter((op) => op === 'deletePod' || op === 'replaceStatefulSetScale')).toEqual(['deletePod', 'deletePod', 'replaceStatefulSetScale']);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, version: 2, selector: `app=${STS}` });
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, version: 3, selector: `app=${STS}` });
   });
 
   it('scale-down (BreakBeforeMake): the StatefulSet shrinks first; the config hands off once the pod is gone', async () => {
@@ -333,7 +334,8 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
       controller(kube, 5);
       await reconcileAssign(env, key);
     }
-    expect(restarted).toEqual(['swarm-worker-5', 'swarm-worker-6']);
+    // The new worker last, to load the jobs published to it once its losers stopped them.
+    expect(restarted).toEqual(['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7']);
     expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, uncoveredJobs: 0 });
   });
 
