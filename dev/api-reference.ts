@@ -21,8 +21,8 @@ spec:
   configKey: config.yml                 # the default
   replicas: 3                           # optional: Swarm owns the worker count (kubectl scale swm)
   restart:
-    policy: None                        # workers that hot-reload; Restart: Swarm restarts the pods whose share changed
-    handoff: MakeBeforeBreak            # or BreakBeforeMake (at-most-once)
+    policy: None                        # the default: workers that hot-reload; Restart: Swarm restarts the pods whose share changed
+    handoff: MakeBeforeBreak            # or BreakBeforeMake (at-most-once; the only handoff policy Restart takes)
     maxUnavailable: 1
     progressDeadlineSeconds: 600        # blocked longer: Degraded, RolloutStuck
   workload:

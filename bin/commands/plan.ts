@@ -1,18 +1,16 @@
 // swarm plan: the moves, lower bound and restart order of a resize or job change.
 import { assign, lowerBound, type Assignment, type JobSpec } from '../../lib/assignment/index.js';
-import { DEFAULTS } from '../../lib/api/schema.js';
-import type { Handoff } from '../../lib/api/types.js';
 import { diff, restartOrder } from '../../lib/plan/index.js';
 import { CliError } from './cli-error.js';
 import { guard, parseFlags, processIo, readConfig, readJobs, replicaCount, requireFlag, statefulSetFlag, type Io } from './assign.js';
 
 const USAGE =
-  'usage: swarm plan --statefulset NAME --replicas M (--previous FILE | --from N) [--jobs FILE] [--handoff MakeBeforeBreak|BreakBeforeMake] [--json]';
+  'usage: swarm plan --statefulset NAME --replicas M (--previous FILE | --from N) [--jobs FILE] [--json]';
 
 export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const flags = parseFlags(
     argv,
-    { statefulset: 'value', replicas: 'value', previous: 'value', from: 'value', jobs: 'value', handoff: 'value', json: 'switch', help: 'switch' },
+    { statefulset: 'value', replicas: 'value', previous: 'value', from: 'value', jobs: 'value', json: 'switch', help: 'switch' },
     USAGE,
   );
   if (flags.help) {
@@ -22,8 +20,6 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const statefulSetName = statefulSetFlag(flags, USAGE);
   const replicas = replicaCount(requireFlag(flags, 'replicas', USAGE), '--replicas');
   if ((flags.previous === undefined) === (flags.from === undefined)) throw new CliError(`give exactly one of --previous FILE or --from N (${USAGE})`);
-  const handoff = (flags.handoff ?? DEFAULTS.handoff) as Handoff;
-  if (handoff !== 'MakeBeforeBreak' && handoff !== 'BreakBeforeMake') throw new CliError(`--handoff must be MakeBeforeBreak or BreakBeforeMake, got "${handoff}"`);
 
   let previous: Assignment;
   let jobs: JobSpec[];
@@ -41,7 +37,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const result = guard(() => assign({ statefulSetName, replicas, jobs, previous }));
   const bound = guard(() => lowerBound({ statefulSetName, replicas, jobs, previous }));
   const change = diff(previous, result.assignment);
-  const steps = restartOrder(change, handoff);
+  // Under restart policy Restart, which restarts break first (lib/plan/restart-order.ts).
+  const steps = restartOrder(change);
 
   if (flags.json) {
     const report = {
@@ -53,7 +50,6 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       changedWorkers: change.changedWorkers,
       addedWorkers: change.addedWorkers,
       removedWorkers: change.removedWorkers,
-      handoff,
       restartOrder: steps,
       unhonouredDedications: result.unhonouredDedications,
     };
@@ -66,7 +62,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   for (const { job, from, to } of change.moves) lines.push(`  ${job}: ${from ?? '(new)'} -> ${to ?? '(removed)'}`);
   if (change.addedWorkers.length > 0) lines.push(`added workers (created by the StatefulSet): ${change.addedWorkers.join(', ')}`);
   if (change.removedWorkers.length > 0) lines.push(`removed workers (deleted by the StatefulSet): ${change.removedWorkers.join(', ')}`);
-  lines.push(`restart order (${handoff}):${steps.length === 0 ? ' nothing to restart' : ''}`);
+  lines.push(`restart order (policy Restart, break-before-make):${steps.length === 0 ? ' nothing to restart' : ''}`);
   steps.forEach((step, k) => lines.push(`  ${k + 1}. ${step.worker}${step.waitFor.length > 0 ? ` after ${step.waitFor.join(', ')}` : ''}`));
   for (const { job, reason } of result.unhonouredDedications) lines.push(`unhonoured dedication: ${job}: ${reason}`);
   io.stdout(lines.join('\n') + '\n');

@@ -34,7 +34,7 @@ export function assignFunction(env: ReconcileEnv, coalescer: Coalescer, onOutcom
       // resync may find several Swarms with restarts due: one drawn at random is told, so none is
       // starved by another that stays due (a stuck rollout); their own events tell restart too.
       const due = runs.filter((r) => !r.shared && r.value.notify && r.value.swarmUid && r.value.version !== undefined).map((r) => r.value);
-      const notify = due[Math.floor(Math.random() * due.length)];
+      const notify = due[Math.floor((env.random?.() ?? Math.random()) * due.length)];
       if (!notify) return { status: 202, summary };
       const reply = assignmentChangedEvent({
         swarm: { namespace: notify.key.namespace, name: notify.key.name, uid: notify.swarmUid ?? '' },

@@ -73,7 +73,7 @@ export const KUBERNETES_LIMITS = {
 
 export const DEFAULTS = {
   configKey: 'config.yml',
-  restartPolicy: 'Restart',
+  restartPolicy: 'None',
   handoff: 'MakeBeforeBreak',
   maxUnavailable: 1,
   /** A rollout blocked this long is Degraded (RolloutStuck), like a Deployment's progressDeadlineSeconds. */
@@ -109,6 +109,15 @@ export const SPEC_RULES = {
   deploymentHotReloads: {
     rule: '!has(self.deploymentName) || (has(self.restart) && has(self.restart.policy) && self.restart.policy == "None")',
     message: 'a Deployment pool needs restart.policy None (its workers hot-reload: a deleted pod comes back under a new name)',
+  },
+  /**
+   * Restarting a worker stops every job it runs, the ones it keeps included,
+   * so no order of restarts keeps every job running: restarts break first.
+   */
+  restartBreaksFirst: {
+    rule: '!has(self.restart) || !has(self.restart.policy) || self.restart.policy != "Restart" || (has(self.restart.handoff) && self.restart.handoff == "BreakBeforeMake")',
+    message:
+      'restart.policy Restart needs restart.handoff BreakBeforeMake: a restarted worker stops every job it runs, kept ones included, so make-before-break cannot hold (for make-before-break use policy None with workers that reload their share)',
   },
 } as const;
 
@@ -228,13 +237,13 @@ const spec: SchemaNode = {
       additionalProperties: false,
       properties: {
         policy: {
-          description: 'Restart: delete the pod so the StatefulSet recreates it. None: workers hot-reload.',
+          description: 'None (default): workers reload their share themselves, handed over in stages through the ConfigMap. Restart: delete the pod so the StatefulSet recreates it (needs handoff BreakBeforeMake).',
           type: 'string',
           enum: ['Restart', 'None'],
           default: DEFAULTS.restartPolicy,
         },
         handoff: {
-          description: 'MakeBeforeBreak restarts the gainer of a job before its loser.',
+          description: 'MakeBeforeBreak (default): a moved job runs on its new owner before its old owner stops it. BreakBeforeMake: its old owner stops it first, so it never has two owners.',
           type: 'string',
           enum: ['MakeBeforeBreak', 'BreakBeforeMake'],
           default: DEFAULTS.handoff,

@@ -45,6 +45,7 @@ function specRuleProblems(spec: ValidSwarm['spec']): string[] {
   const problems: string[] = [];
   if ((spec.statefulSetName === undefined) === (spec.deploymentName === undefined)) problems.push(`spec: ${SPEC_RULES.onePool.message}`);
   if (spec.deploymentName !== undefined && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.deploymentHotReloads.message}`);
+  if (spec.restart.policy === 'Restart' && spec.restart.handoff !== 'BreakBeforeMake') problems.push(`spec: ${SPEC_RULES.restartBreaksFirst.message}`);
   return problems;
 }
 

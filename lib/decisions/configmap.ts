@@ -9,10 +9,10 @@
 import { LIMITS } from '../api/schema.js';
 import type { ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
-import type { AssignInput, AssignResult, UnhonouredDedication } from '../assignment/types.js';
+import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type PodView, type PoolView } from '../kube/types.js';
 import { diff, type Move } from '../plan/index.js';
-import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, render, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, render, type HandoffMarks, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { deploymentWorkers, inheritShares, type DeploymentWorkers } from '../assignment/workers.js';
 import { readConfig, type ConfigReader } from './config-read.js';
 import { foreignController, ownerReferenceTo, withOwner } from './configmap-ownership.js';
@@ -21,7 +21,7 @@ import { sizeProblem } from './configmap-size.js';
 import { jsonEqual } from './equal.js';
 import { inCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
-import { workerFacts } from './restarts.js';
+import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
 import { podsOfPool, poolWorkerNames } from './workers.js';
 import { LABEL_MANAGED_BY, MANAGED_BY, readRestarts, withLastChange, withRestarts } from './workspace.js';
@@ -126,11 +126,25 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // config in force gives jobs may still run them: a StatefulSet shrunk by hand
   // (`kubectl scale sts`) still has its departing pods until they stop.
   const holders = Math.max(statefulSet.replicas, previous ? Object.keys(previous.workloads).length : 0);
-  const held = spec.restart.policy === 'None' ? workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases }) : undefined;
-  // A StatefulSet pod replaced under its own name, or any crash-looping worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
-  const custody = held && spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
+  // Every live pod of the pool is a holder, wherever its ordinal (workers.ts podsOfPoolByName).
+  const facts0 = workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases, anyOrdinal: true });
+  // A worker restarted to load (policy Restart) still runs its older share while its pinned pod lives.
+  const pinnedBefore = readRestarts(configMap?.annotations ?? {}).steps;
+  const held =
+    spec.restart.policy === 'None'
+      ? facts0
+      : (worker: string): WorkerFacts => {
+          const f = facts0(worker);
+          const step = pinnedBefore.find((st) => st.worker === worker);
+          return step && stepState(step, f) !== 'done' ? { ...f, restartPending: true } : f;
+        };
+  // A StatefulSet pod replaced under its own name, or any stuck worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
+  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
   const target = custody?.target ?? result.assignment;
-  const staged = held ? stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held }) : { jobs: target, marks: {} };
+  // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
+  // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
+  const staged =
+    lost && spec.restart.handoff === 'BreakBeforeMake' ? recoverBreakingFirst(target) : stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held });
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
@@ -146,7 +160,13 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
   const recorded = readRestarts(annotations);
   // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
-  const unknown = plan && lost ? poolWorkerNames(statefulSet, workers, pool?.workers) : [];
+  // Restart-only workers load what is published to them only by restarting: a worker
+  // whose published jobs changed (a staged job added, say) is restarted like a changed one.
+  const republished =
+    plan && previous && spec.restart.policy === 'Restart'
+      ? Object.keys(config.workloads).filter((w) => !sameJobs(previous.workloads[w]?.jobs, config.workloads[w]?.jobs))
+      : [];
+  const unknown = plan ? [...new Set([...(lost ? poolWorkerNames(statefulSet, workers, pool?.workers) : []), ...republished])] : [];
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.
@@ -195,6 +215,24 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     unhonoured: result.unhonouredDedications,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
+}
+
+const sameJobs = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+  (a ?? []).length === (b ?? []).length && (a ?? []).every((j, i) => j === (b ?? [])[i]);
+
+/**
+ * Break-before-make when the config in force is lost: every job awaits its
+ * owner, published to nobody; the staging then adds each job once every live
+ * pod acknowledges its empty share (handoff.ts breakBeforeMake, `awaiting`).
+ */
+function recoverBreakingFirst(target: Assignment): { jobs: Assignment; marks: HandoffMarks } {
+  const jobs: Record<string, string[]> = {};
+  const marks: Record<string, { awaiting: string[] }> = {};
+  for (const [worker, owns] of Object.entries(target)) {
+    jobs[worker] = [];
+    if (owns.length > 0) marks[worker] = { awaiting: [...owns] };
+  }
+  return { jobs, marks };
 }
 
 /**

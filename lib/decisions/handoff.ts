@@ -40,6 +40,7 @@ export interface StagedHandoff {
  */
 function caughtUp(facts: WorkerFacts): boolean {
   if (!facts.pod) return true;
+  if (facts.restartPending) return false;
   if (facts.ack !== undefined) return facts.ack === 'runs';
   return isServing(facts.pod);
 }
@@ -165,6 +166,12 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     if (awaiting.length > 0) {
       marks[worker] = { awaiting };
     }
+  }
+  // A departing worker (no share now) whose pod still lives and has not acknowledged
+  // giving up its jobs stays listed, with none: it stays a holder, so nobody gains them yet.
+  for (const worker of Object.keys(previous.workloads)) {
+    const held = (previous.workloads[worker]?.jobs.length ?? 0) > 0;
+    if (!(worker in target) && facts(worker).pod && (held || !caughtUp(facts(worker)))) jobs[worker] = [];
   }
   return { jobs, marks };
 }

@@ -13,8 +13,8 @@
 // handoffs wait on the workers' own acknowledgements as before), and a hint
 // lost, refused or read before the kubelet's cache has the new ConfigMap only
 // leaves the worker on the kubelet's own schedule. Workers restarted to load
-// (policy Restart) are not asked: one that reloads anyway would give up jobs
-// before its restart, which make-before-break orders after the gainer's.
+// (policy Restart) are not asked: a gainer that reloads anyway would start
+// jobs before its losers' restarts, which break-before-make orders first.
 import type { RestartPolicy } from '../api/types.js';
 import type { PodView, PoolShape } from '../kube/types.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';

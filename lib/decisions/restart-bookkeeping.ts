@@ -43,7 +43,7 @@ export function nextRestarts(input: {
 }): RestartWorkspace {
   const { recorded, plan, now, config } = input;
   if (input.restart.policy !== 'Restart') return { version: config.version, steps: [] };
-  if (plan) return restartWorkspace(recorded, plan, input.restart.handoff, now, config.version, input.unknown);
+  if (plan) return restartWorkspace(recorded, plan, now, config.version, input.unknown);
   return { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, now.facts), now, unverifiableIn(config, readLastChange(input.annotations))) };
 }
 
@@ -51,35 +51,34 @@ export function nextRestarts(input: {
  * Pending restarts after a change: the workers whose share changed now, each
  * pinned to the uid of the pod that holds the older share, plus earlier steps
  * whose pod still holds an older share, which keep the waits they had (a newer
- * version never drops a make-before-break wait), plus pods that acknowledge a
- * share other than their own.
+ * version never lets a gainer restart before its loser), plus pods that
+ * acknowledge a share other than their own. Restarts break first
+ * (lib/plan/restart-order.ts).
  */
 function restartWorkspace(
   previous: RestartWorkspace,
   plan: AssignmentDiff,
-  handoff: RestartSpec['handoff'],
   now: WorkersNow,
   version: number,
   /** Workers whose pods' loaded share is unknown (the previous config was lost): restarted like changed ones. */
   unknown: readonly string[] = [],
 ): RestartWorkspace {
   const { name: sts, startOrdinal } = now.statefulSet;
-  // A gainer may be a brand-new worker with no pod yet (the StatefulSet grows
-  // after the config is written): waiting for it is the point.
+  // Waits name workers of this config only: one removed since (a scale-down) is gone.
   const exists = (w: string) => workerIndex(sts, w, now.workers, startOrdinal) !== undefined;
   const carried = new Map(pendingSteps(previous.steps, now.facts).map((s) => [s.worker, s.waitFor.filter(exists)] as const));
   // A worker new to the config whose pod already serves and acknowledges
   // started before its share existed (it predates the first assignment, or the
   // StatefulSet made it before this write): it runs an older config, like a
   // changed worker, until it says otherwise (a hot reload settles the step).
-  // Pods that do not acknowledge are left to the inference in coverage.ts.
+  // A pod that cannot acknowledge is restarted once too: what it read cannot be observed.
   const predating = plan.addedWorkers.filter((w) => {
     const { pod, ack } = now.facts(w);
-    return isServing(pod) && ack !== undefined && ack !== 'runs';
+    return pod !== undefined && !pod.terminating && ack !== 'runs';
   });
   const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
-  const change = { ...plan, changedWorkers: [...restarting], addedWorkers: plan.addedWorkers.filter((w) => !restarting.has(w)) };
-  const steps = restartOrder(change, handoff, undefined, carried).flatMap((s) => {
+  const change = { ...plan, changedWorkers: [...restarting] };
+  const steps = restartOrder(change, undefined, carried).flatMap((s) => {
     const pod = now.facts(s.worker).pod;
     // No pod: the StatefulSet will create one, and it will read the new share.
     return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];

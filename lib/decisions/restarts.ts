@@ -6,15 +6,15 @@
 //
 // Handoffs wait on what workers report, not on readiness: a step waiting for a
 // worker waits until that worker's own pod acknowledges its current share
-// (make-before-break: the gainer runs the moved jobs before the loser stops;
-// break-before-make: the loser has stopped them before the gainer starts).
+// (restarts break first: the loser has stopped the moved jobs before the
+// gainer restarts to start them, lib/plan/restart-order.ts).
 // Only pods that do not acknowledge fall back to "restarted and Ready".
 import type { ValidSwarm } from '../api/types.js';
 import type { PodView, PoolShape } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
 import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
-import { isServing, podsOfPool } from './workers.js';
+import { isServing, podsOfPool, podsOfPoolByName } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
 /** Where one step stands, judged from the live pod and what it acknowledges. */
@@ -28,6 +28,8 @@ export interface WorkerFacts {
   pod?: PodView;
   /** What the pod acknowledges against its share; undefined when it does not acknowledge (or no share is known). */
   ack?: ShareAcknowledgement;
+  /** Policy Restart: the pod pinned for a restart still lives, so it runs the older share whatever it acknowledges. */
+  restartPending?: boolean;
 }
 
 export interface WorkersObservation {
@@ -39,11 +41,13 @@ export interface WorkersObservation {
   /** The config in force; without it, steps are judged by pod uid alone. */
   config?: WorkerConfig;
   leases?: readonly LeaseLike[];
+  /** Every pod of the pool by name, wherever its ordinal (a handoff's holders: podsOfPoolByName). */
+  anyOrdinal?: boolean;
 }
 
 /** The live workers' pods and acknowledgements, one lookup per worker. */
 export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
-  const pods = podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
+  const pods = obs.anyOrdinal ? podsOfPoolByName(obs.statefulSet, obs.pods) : podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
   const acks = acknowledgementsByWorker(obs.leases ?? []);
   const config = obs.config;
   // Asked about repeatedly (each wait, each step): judged once per worker (a digest of its share).
@@ -112,7 +116,7 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     return { deletes: [], outstanding: [], waiting: '' };
   }
 
-  // Pods past spec.replicas are departing (a shrink waits for these restarts): they use no budget.
+  // Pods past spec.replicas are departing (the StatefulSet's shrink is under way): they use no budget.
   const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));
   const unavailable = kept.filter((w) => !isServing(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;

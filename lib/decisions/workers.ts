@@ -32,6 +32,17 @@ export function podsOfPool(pool: PoolShape, count: number, pods: readonly PodVie
   return new Map(pods.filter((p) => ofPool(pool, p)).map((p) => [p.name, p] as const));
 }
 
+/**
+ * Every pod of the pool by name, wherever its ordinal: a pod past the
+ * replicas, or outside a moved `ordinals.start`, still runs what the config in
+ * force gives it until it stops, so a handoff counts it among the holders.
+ */
+export function podsOfPoolByName(pool: PoolShape, pods: readonly PodView[]): Map<string, PodView> {
+  if (isDeployment(pool)) return podsOfPool(pool, 0, pods);
+  const prefix = `${pool.name}-`;
+  return new Map(pods.filter((p) => p.name.startsWith(prefix) && ofPool(pool, p)).map((p) => [p.name, p] as const));
+}
+
 /** The pool's `count` workers: a StatefulSet's by ordinal, a Deployment's as decided for this reconcile (`members`). */
 export function poolWorkerNames(pool: PoolShape, count: number, members: readonly string[] | undefined): string[] {
   if (isDeployment(pool)) return [...(members ?? [])];

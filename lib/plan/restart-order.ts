@@ -1,9 +1,10 @@
-// The order in which changed workers restart.
+// The order in which changed workers restart (restart policy Restart).
 //
-// Make-before-break: a worker that loses a job waits for the workers taking
-// it over (they restart, or come up new, first), so the job is never without
-// a consumer for longer than a hand-over. Break-before-make reverses every
-// edge: losers stop first, so a job never runs twice (at-most-once).
+// Restarts break first: a worker that gains a job waits for the workers losing
+// it (they restart first and come back without it), so a job never runs twice
+// (at-most-once). The other order cannot hold its promise: a restart stops
+// every job of the worker, the ones it keeps included (the API refuses Restart
+// with MakeBeforeBreak, lib/api/schema.ts restartBreaksFirst).
 //
 // The waits form a graph that can have cycles (two workers swapping jobs).
 // Kahn's algorithm emits ready workers in ordinal order; when only cycles are
@@ -12,12 +13,10 @@
 // the step: `waitFor` lists only waits that are actually honoured.
 //
 // Waits survive a newer version: steps still pending from an earlier change
-// (`carried`) join the graph with the waits they had, so a loser that was
-// waiting for its gainer keeps waiting even when the next change does not
+// (`carried`) join the graph with the waits they had, so a gainer that was
+// waiting for its loser keeps waiting even when the next change does not
 // touch it.
 import { compareWorkers } from '../assignment/workers.js';
-import { DEFAULTS } from '../api/schema.js';
-import type { Handoff } from '../api/types.js';
 import type { AssignmentDiff } from './diff.js';
 
 
@@ -29,21 +28,17 @@ export interface RestartStep {
 
 export function restartOrder(
   change: AssignmentDiff,
-  handoff: Handoff = DEFAULTS.handoff,
   order: (a: string, b: string) => number = compareWorkers,
   carried: ReadonlyMap<string, readonly string[]> = new Map(),
 ): RestartStep[] {
   const candidates = new Set([...change.changedWorkers, ...carried.keys()]);
-  const added = new Set(change.addedWorkers);
   // waits.get(w) = workers w must wait for.
   const waits = new Map<string, Set<string>>([...candidates].map((w) => [w, new Set<string>(carried.get(w) ?? [])]));
   for (const { from, to } of change.moves) {
     if (from === null || to === null) continue;
-    const [waiter, first] = handoff === 'MakeBeforeBreak' ? [from, to] : [to, from];
-    if (!candidates.has(waiter)) continue;
-    // A new worker is created by the StatefulSet, so waiting for it is
-    // waiting for it to acknowledge its share; a removed worker is simply gone.
-    if (candidates.has(first) || (handoff === 'MakeBeforeBreak' && added.has(first))) waits.get(waiter)!.add(first);
+    // Only restarted workers wait or are waited for: a new worker's pod is created after the
+    // losers' restarts (lib/decisions/scale.ts), a removed one is simply gone.
+    if (candidates.has(to) && candidates.has(from)) waits.get(to)!.add(from);
   }
 
   const steps: RestartStep[] = [];

@@ -11,6 +11,8 @@ interface ReconcileLog {
 export interface ReconcileEnv {
   kube: KubeClient;
   now(): Date;
+  /** [0, 1): the host's randomness (Math.random in production; the simulator's seeded stream). */
+  random?(): number;
   /** Reported as the source of Kubernetes Events, e.g. `swarm-assign`. */
   component: string;
   log: ReconcileLog;

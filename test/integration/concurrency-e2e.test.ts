@@ -27,7 +27,7 @@ beforeAll(() => {
 });
 afterAll(() => pinging?.stop());
 
-const swarm = (jobs: string[]) => swarmYaml(NS, 'pool', { restart: { maxUnavailable: 2 }, workload: { jobs } });
+const swarm = (jobs: string[]) => swarmYaml(NS, 'pool', { restart: { policy: 'Restart', handoff: 'BreakBeforeMake', maxUnavailable: 2 }, workload: { jobs } });
 const getSwarm = () => readSwarm('pool');
 const DUPLICATES = 20;
 const duplicateId = (i: number) => `${NS}-duplicate-${i}`;

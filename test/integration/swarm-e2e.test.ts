@@ -49,17 +49,23 @@ const getSwarm = async () => (await custom.getNamespacedCustomObject({ ...swarmP
 const getConfigMap = () => core.readNamespacedConfigMap({ namespace: NS, name: 'swarm-worker-config' });
 const configOf = async () => parse((await getConfigMap()).data?.['config.yml'] ?? '');
 
+/** The config version status records now (0 before the first). */
+const versionNow = async () => (await getSwarm()).status?.version ?? 0;
+
 /**
- * Converged: Running at `version`, every pod Ready, nothing pending, no job
- * uncovered, and every worker acknowledged `version` in its Lease (a worker
- * whose share did not change acknowledges once the kubelet updated its file).
+ * Converged: Running at a version above `after` (a change may take more than one
+ * version: restarts break first, so a job reaches its gainer only once its loser
+ * has restarted), every pod Ready, nothing pending, no job uncovered, and every
+ * worker acknowledged that version in its Lease (a worker whose share did not
+ * change acknowledges once the kubelet updated its file).
  */
-async function converged(version: number, replicas: number): Promise<Swarm> {
-  const swarm = await eventually(`Swarm Running at version ${version} with ${replicas} ready`, async () => {
+async function converged(after: number, replicas: number): Promise<Swarm> {
+  const swarm = await eventually(`Swarm Running at a version above ${after} with ${replicas} ready`, async () => {
     const s = await getSwarm();
     const st = s.status;
-    return st?.phase === 'Running' && st.version === version && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation ? s : undefined;
+    return st?.phase === 'Running' && (st.version ?? 0) > after && st.readyReplicas === replicas && st.observedGeneration === s.metadata.generation ? s : undefined;
   });
+  const version = swarm.status?.version ?? 0;
   expect(swarm.status?.uncoveredJobs).toBe(0);
   expect(swarm.status?.workers?.map((w) => w.coverage)).toEqual(Array(replicas).fill('Acknowledged'));
   return eventually(`every worker acknowledging version ${version}`, async () => {
@@ -125,8 +131,8 @@ afterAll(async () => {
 describe('the seed sample, end to end', () => {
   it('assigns the 27 streams over 2 workers: each run exactly once by the workers themselves, balanced', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], workerPoolYaml(NS, 2, workerImage));
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams, { policy: 'Restart' }));
-    const swarm = await converged(1, 2);
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, seedStreams, { policy: 'Restart', handoff: 'BreakBeforeMake' }));
+    const swarm = await converged(0, 2);
     const config = await configOf();
     expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
     const cm = await getConfigMap();
@@ -160,8 +166,9 @@ describe('the seed sample, end to end', () => {
     const uidsBefore = liveUids();
     const configBefore = (await getConfigMap()).data?.['config.yml'];
     const stepStart = Date.now();
+    const versionBefore = await versionNow();
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '3']);
-    await converged(2, 3);
+    await converged(versionBefore, 3);
     const { byPod: after } = await runningExactlyOnce(workers, seedStreams, 3);
     expect(after).toEqual(assignmentOf(await configOf()));
     await leasesAgreeWithLogs(after);
@@ -176,9 +183,10 @@ describe('the seed sample, end to end', () => {
     const uidsAfter = liveUids();
     const restarted = [...uidsBefore].filter(([name, uid]) => uidsAfter.get(name) !== uid).map(([name]) => name);
     expect(restarted.filter((w) => !change.changedWorkers.includes(w))).toEqual([]);
-    // The new worker is restarted only if it acknowledged an older config (the
-    // StatefulSet made it before the share was written, and it mounted that):
-    // then its first pod started no job.
+    // The new worker is restarted only if it acknowledged an older share (the
+    // StatefulSet made it before its share was written, or its jobs were published
+    // to it only once its losers had restarted, and it did not reload them by
+    // itself first): then its first pod started no job.
     const newPods = [...workers.pods.values()].filter((p) => p.name === 'swarm-worker-2');
     expect(newPods.length).toBeLessThanOrEqual(2);
     const earlyRestart = newPods.length - 1;
@@ -190,14 +198,22 @@ describe('the seed sample, end to end', () => {
 
     // The watch agrees: exactly those restarts, each once (a pod deleted is a restart: only Swarm deletes worker pods here).
     expect(deletionsSince(stepStart).length).toBe(restarted.length + earlyRestart);
-    // The new assignment was written once: every ConfigMap write of the step (the
-    // watch caught up with the last one) carries either the old config.yml or the final one.
+    // Each version was written once: every ConfigMap write of the step (the watch caught up
+    // with the last one) carries the old config.yml, a stage of this change (break-before-make
+    // publishes a moved job to its gainer only once its loser restarted) or the final one,
+    // versions only growing, one config.yml per version.
     const cm = await getConfigMap();
     const writes = await eventually('the watch to see the last ConfigMap write', async () => {
       const seen = timeline.configMapWrites.filter((w) => w.name === 'swarm-worker-config');
       return seen.at(-1)?.resourceVersion === cm.metadata?.resourceVersion ? seen.filter((w) => w.at >= stepStart) : undefined;
     }, 10_000);
-    expect(new Set(writes.map((w) => w.data['config.yml']).filter((c) => c !== configBefore))).toEqual(new Set([cm.data?.['config.yml']]));
+    const texts = writes.map((w) => w.data['config.yml'] ?? '').filter((c) => c !== configBefore);
+    const versions = texts.map((c) => parse(c).version);
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    expect(texts.at(-1)).toBe(cm.data?.['config.yml']);
+    const textOf = new Map<number, Set<string>>();
+    texts.forEach((c, i) => textOf.set(versions[i]!, (textOf.get(versions[i]!) ?? new Set()).add(c)));
+    expect([...textOf.values()].filter((t) => t.size > 1)).toEqual([]);
     expect(readRestarts(cm.metadata?.annotations ?? {}).steps).toEqual([]);
   });
 
@@ -229,8 +245,9 @@ describe('the seed sample, end to end', () => {
 
   it('scales down to 1: the last worker runs every stream, once', async () => {
     const before = workers.running().byPod;
+    const versionBefore = await versionNow();
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '1']);
-    await converged(3, 1);
+    await converged(versionBefore, 1);
     const { byPod: after } = await runningExactlyOnce(workers, seedStreams, 1);
     expect(after).toEqual({ 'swarm-worker-0': [...seedStreams].sort() });
     await leasesAgreeWithLogs(after);
@@ -238,13 +255,15 @@ describe('the seed sample, end to end', () => {
   });
 
   it('adds and removes jobs: the workers run exactly the new set, once, balanced, moving the fewest', async () => {
+    const atOne = await versionNow();
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'sts/swarm-worker', '--replicas', '2']);
-    await converged(4, 2);
+    await converged(atOne, 2);
     const { byPod: before } = await runningExactlyOnce(workers, seedStreams, 2);
     const uidsBefore = liveUids();
     const jobs = [...seedStreams.slice(2), 'stream:new1', 'stream:new2', 'stream:new3'];
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'Restart' }));
-    await converged(5, 2);
+    const atTwo = await versionNow();
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'Restart', handoff: 'BreakBeforeMake' }));
+    await converged(atTwo, 2);
     const { byPod: after } = await runningExactlyOnce(workers, jobs, 2);
     expect(after).toEqual(assignmentOf(await configOf()));
     await leasesAgreeWithLogs(after);
@@ -258,7 +277,7 @@ describe('the seed sample, end to end', () => {
 
   it('an invalid spec: Ready=False/InvalidSpec, a Warning Event, and the ConfigMap untouched', async () => {
     const rv = (await getConfigMap()).metadata?.resourceVersion;
-    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, ['stream:a', 'stream:b', 'stream:a'], { policy: 'Restart' }));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, ['stream:a', 'stream:b', 'stream:a'], { policy: 'Restart', handoff: 'BreakBeforeMake' }));
     const swarm = await eventually('InvalidSpec', async () => {
       const s = await getSwarm();
       const ready = s.status?.conditions?.find((c) => c.type === 'Ready');

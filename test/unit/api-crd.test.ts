@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderSwarmCrd } from '../../lib/api/crd.js';
-import { KUBERNETES_KEYWORDS, LIMITS, swarmSchema } from '../../lib/api/schema.js';
+import { KUBERNETES_KEYWORDS, LIMITS, SPEC_RULES, swarmSchema } from '../../lib/api/schema.js';
 import type { SchemaNode } from '../../lib/api/schema.js';
 import { toStructural } from '../../lib/api/structural.js';
 import { validateSwarm } from '../../lib/api/validate.js';
@@ -131,22 +131,25 @@ describe('the CRD accepts every Swarm the function accepts', () => {
     jobs: fc.array(job, { maxLength: 30 }),
     maxUnavailable: fc.integer({ min: -1, max: 5 }),
     policy: fc.constantFrom('Restart', 'None', 'Sometimes'),
+    handoff: fc.constantFrom('MakeBeforeBreak', 'BreakBeforeMake'),
   });
+  // Checked by CEL in the API server, which ajv does not evaluate.
+  const celOnly = (problems: readonly string[]) => problems.every((p) => p === `spec: ${SPEC_RULES.restartBreaksFirst.message}`);
 
   it('agrees on limits (weights, maxUnavailable, enums) and never rejects what validateSwarm accepts', () => {
     fc.assert(
-      fc.property(swarm, ({ jobs, maxUnavailable, policy }) => {
+      fc.property(swarm, ({ jobs, maxUnavailable, policy, handoff }) => {
         const obj = {
           apiVersion: 'k8slab.info/v1alpha1',
           kind: 'Swarm',
           metadata: { name: 's', namespace: 'n' },
-          spec: { statefulSetName: 'w', configMapName: 'c', workload: { jobs }, restart: { policy, maxUnavailable } },
+          spec: { statefulSetName: 'w', configMapName: 'c', workload: { jobs }, restart: { policy, handoff, maxUnavailable } },
         };
         const viaFunction = validateSwarm(obj);
         const names = jobs.map((j) => (typeof j === 'string' ? j : j.name));
         const hasDuplicates = new Set(names).size !== names.length;
         if (viaFunction.ok) expect(crdCheck(structuredClone(obj))).toBe(true);
-        else if (!hasDuplicates) expect(crdCheck(structuredClone(obj))).toBe(false);
+        else if (!hasDuplicates && !celOnly(viaFunction.problems)) expect(crdCheck(structuredClone(obj))).toBe(false);
       }),
     );
   });

@@ -28,7 +28,7 @@ function largestSwarm(): Swarm {
       statefulSetName: sts,
       configMapName: 'c'.repeat(LIMITS.configMapNameMaxLength),
       configKey: 'k'.repeat(LIMITS.configKeyMaxLength),
-      restart: { policy: 'Restart', handoff: 'MakeBeforeBreak', maxUnavailable: 999_999_999 },
+      restart: { policy: 'Restart', handoff: 'BreakBeforeMake', maxUnavailable: 999_999_999 },
       workload: {
         jobs: Array.from({ length: LIMITS.maxJobs }, (_, i) => ({
           name: `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../../lib/api/schema.js';
+import { LIMITS, SPEC_RULES } from '../../lib/api/schema.js';
 import { validateSwarm } from '../../lib/api/validate.js';
 
 /** No control characters: what the schema allows in a job name. */
@@ -28,7 +28,7 @@ describe('validateSwarm accepts', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.swarm.spec.configKey).toBe('config.yml');
-    expect(result.swarm.spec.restart).toEqual({ policy: 'Restart', handoff: 'MakeBeforeBreak', maxUnavailable: 1, progressDeadlineSeconds: 600 });
+    expect(result.swarm.spec.restart).toEqual({ policy: 'None', handoff: 'MakeBeforeBreak', maxUnavailable: 1, progressDeadlineSeconds: 600 });
   });
 
   it('explicit settings as given, and both job forms', () => {
@@ -125,6 +125,27 @@ describe('validateSwarm names every problem by its field path', () => {
     ['another API version', swarm({}, { apiVersion: 'k8slab.info/v2' }), 'apiVersion: must be k8slab.info/v1alpha1'],
   ])('an object that is %s', (_what, obj, expected) => {
     expect(problemsOf(obj)).toContain(expected);
+  });
+});
+
+describe('restart policy Restart breaks first (restartBreaksFirst)', () => {
+  const refused = `spec: ${SPEC_RULES.restartBreaksFirst.message}`;
+
+  it.each([
+    ['Restart with the default handoff', { policy: 'Restart' }],
+    ['Restart with MakeBeforeBreak', { policy: 'Restart', handoff: 'MakeBeforeBreak' }],
+  ])('refuses %s, saying why', (_what, restart) => {
+    expect(problemsOf(swarm({ restart }))).toEqual([refused]);
+    expect(refused).toMatch(/needs restart\.handoff BreakBeforeMake: a restarted worker stops every job it runs/);
+  });
+
+  it.each([
+    ['None with MakeBeforeBreak', { policy: 'None', handoff: 'MakeBeforeBreak' }],
+    ['None with BreakBeforeMake', { policy: 'None', handoff: 'BreakBeforeMake' }],
+    ['Restart with BreakBeforeMake', { policy: 'Restart', handoff: 'BreakBeforeMake' }],
+    ['the defaults (policy None)', {}],
+  ])('accepts %s', (_what, restart) => {
+    expect(validateSwarm(swarm({ restart })).ok).toBe(true);
   });
 });
 

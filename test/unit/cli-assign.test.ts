@@ -87,7 +87,7 @@ describe('swarm plan', () => {
     expect(await planCommand(['--statefulset', 'swarm-worker', '--replicas', '3', '--from', '2', '--jobs', seeds], io)).toBe(0);
     expect(io.out).toMatch(/^moved jobs: 9 \(lower bound 9\)\n/);
     expect(io.out).toContain('added workers (created by the StatefulSet): swarm-worker-2');
-    expect(io.out).toContain('restart order (MakeBeforeBreak):\n  1. swarm-worker-0 after swarm-worker-2\n  2. swarm-worker-1 after swarm-worker-2\n');
+    expect(io.out).toContain('restart order (policy Restart, break-before-make):\n  1. swarm-worker-0\n  2. swarm-worker-1\n');
   });
 
   it('--json gives the same facts as data', async () => {

@@ -258,7 +258,7 @@ describe('the schema: deploymentName', () => {
     expect(problems({ ...both, spec: { ...both.spec, statefulSetName: 'x' } })).toEqual(['spec: exactly one of statefulSetName and deploymentName must be set']);
     const { deploymentName: _d, ...neither } = both.spec;
     expect(problems({ ...both, spec: neither })).toEqual(['spec: exactly one of statefulSetName and deploymentName must be set']);
-    expect(problems({ ...both, spec: { ...both.spec, restart: { policy: 'Restart' } } })).toEqual([
+    expect(problems({ ...both, spec: { ...both.spec, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } })).toEqual([
       'spec: a Deployment pool needs restart.policy None (its workers hot-reload: a deleted pod comes back under a new name)',
     ]);
   });

@@ -19,7 +19,7 @@ describe('FUNCTION=all', () => {
 
   it('serves assign and restart side by side; a source event to assign, its reply to restart', async () => {
     const kube = new MemoryKube();
-    const swarm = kube.addSwarm(swarmOf());
+    const swarm = kube.addSwarm(swarmOf({ restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }));
     kube.setStatefulSet('ns', 'swarm-worker', 2);
     kube.startPod('ns', 'swarm-worker', 0);
     kube.startPod('ns', 'swarm-worker', 1);

@@ -19,6 +19,8 @@ function ceHeaders(type: string, id = 'e1'): Record<string, string> {
   return { 'ce-specversion': '1.0', 'ce-id': id, 'ce-source': 'https://127.0.0.1:6443', 'ce-type': type, 'content-type': 'application/json' };
 }
 const swarmObject = swarmOf();
+/** Restarted to load its share (policy Restart, which breaks first). */
+const restartingSwarm = swarmOf({ restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } });
 
 async function serve(fn: 'assign' | 'restart', kube: MemoryKube) {
   const app = createApp({ function: fn, kube, log: quiet, metrics: createMetrics({ defaultMetrics: false }) });
@@ -38,14 +40,14 @@ function runningPool(kube: MemoryKube, statefulSet: string, replicas: number, fr
 describe('assign over HTTP: the reply to restart', () => {
   it('replies assignment.changed in binary mode while restarts are due, the same event again on a duplicate', async () => {
     const kube = new MemoryKube();
-    kube.addSwarm(swarmObject);
+    kube.addSwarm(restartingSwarm);
     runningPool(kube, 'swarm-worker', 2);
     const host = await serve('assign', kube);
     try {
-      const post = (id: string, object: object = swarmObject) =>
+      const post = (id: string, object: object = restartingSwarm) =>
         fetch(`${host.url}/`, { method: 'POST', headers: ceHeaders('dev.knative.apiserver.resource.update', id), body: JSON.stringify(object) });
       expect((await post('e1')).status).toBe(202);
-      // A third worker, and the StatefulSet's event: the shares of running pods change, and policy Restart (the default) restarts them.
+      // A third worker, and the StatefulSet's event: the shares of running pods change, and policy Restart restarts them.
       runningPool(kube, 'swarm-worker', 3, 2);
       const statefulSet = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'swarm-worker', namespace: 'ns' } };
       const res = await post('e2', statefulSet);
@@ -68,7 +70,7 @@ describe('assign over HTTP: a resync with restarts due in several Swarms', () =>
   it('tells restart of one per ping, drawn at random, so one that stays due starves none', async () => {
     const kube = new MemoryKube();
     for (const name of ['a', 'b']) {
-      kube.addSwarm(swarmOf({ statefulSetName: `${name}-worker`, configMapName: `${name}-config` }, name));
+      kube.addSwarm(swarmOf({ statefulSetName: `${name}-worker`, configMapName: `${name}-config`, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }, name));
       runningPool(kube, `${name}-worker`, 2);
     }
     const host = await serve('assign', kube);

@@ -13,6 +13,8 @@ import { acknowledgement, acknowledgingLabels, configOf, converge, incarnations,
 /** A worker that acknowledges what it runs; each call a new incarnation of the pod. */
 const pod = incarnations((ordinal, over = {}) => workerPod(ordinal, { creationTimestamp: '2026-11-22T00:00:00Z', labels: acknowledgingLabels, ...over }));
 const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { policy: 'Restart', handoff: 'BreakBeforeMake' } as const;
 
 /** Two workers converged on version 1, each acknowledging its share. */
 function twoWorkers(swarm: ValidSwarm) {
@@ -22,28 +24,10 @@ function twoWorkers(swarm: ValidSwarm) {
   return { pods, cm: first, v1, leases: pods.map((p) => runs(p, v1)) };
 }
 
-describe('make-before-break waits for the gainer to acknowledge, not to be Ready', () => {
-  const swarm = validSwarm(swarmOf({ jobs }));
+describe('restarts (policy Restart, break-before-make) judge pods by what they acknowledge', () => {
+  const swarm = validSwarm(swarmOf({ jobs, restart: RESTART }));
 
-  it('a Ready gainer that has not acknowledged its share holds the losers back', () => {
-    const { pods, cm, leases } = twoWorkers(swarm);
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }));
-    const v2 = configOf(up);
-    const workspace = readRestarts(up.annotations);
-    expect(workspace.steps.map((s) => [s.worker, s.waitFor])).toEqual([
-      ['swarm-worker-0', ['swarm-worker-2']],
-      ['swarm-worker-1', ['swarm-worker-2']],
-    ]);
-    const gainer = pod(2);
-    const readyOnly = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v2, leases });
-    expect(readyOnly.deletes).toEqual([]);
-    expect(readyOnly.waiting).toMatch(/swarm-worker-0 waits for swarm-worker-2 to acknowledge/);
-
-    const acknowledged = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v2, leases: [...leases, runs(gainer, v2)] });
-    expect(acknowledged.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
-  });
-
-  it('a gainer that started before its share existed acknowledges an older one: it is restarted first, and the losers wait', () => {
+  it('a gainer that started before its share existed acknowledges an older one: it is restarted after its losers', () => {
     const { pods, cm, v1, leases } = twoWorkers(swarm);
     const early = pod(2);
     // It read version 1, where it had no share.
@@ -51,10 +35,13 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
     const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, early], leases: stale }));
     const v2 = configOf(up);
     const workspace = readRestarts(up.annotations);
-    expect(workspace.steps.find((s) => s.worker === 'swarm-worker-2')).toEqual({ worker: 'swarm-worker-2', staleUid: early.uid, waitFor: [] });
+    expect(workspace.steps.find((s) => s.worker === 'swarm-worker-2')).toEqual({ worker: 'swarm-worker-2', staleUid: early.uid, waitFor: ['swarm-worker-0', 'swarm-worker-1'] });
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, early], config: v2, leases: stale });
-    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-2']);
-    expect(d.waiting).toMatch(/swarm-worker-0 waits for swarm-worker-2/);
+    expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
+    expect(d.waiting).toMatch(/swarm-worker-2 waits for swarm-worker-0, swarm-worker-1 to acknowledge/);
+    // The losers acknowledge their smaller shares: the gainer goes.
+    const stopped = [runs(pods[0]!, v2), runs(pods[1]!, v2), stale[2]!];
+    expect(decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, early], config: v2, leases: stopped }).deletes.map((p) => p.name)).toEqual(['swarm-worker-2']);
   });
 
   it('a pod seen acknowledging an older share later (it read the config before the write landed) gets a step on the next event', () => {
@@ -100,20 +87,23 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
   });
 
   it('waits of an unfinished rollout survive a newer version', () => {
-    const { pods, cm, leases } = twoWorkers(swarm);
-    const gainer = pod(2);
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
-    // Before worker-2 acknowledges, a job is added: version 3 changes one worker only.
-    const more = validSwarm(swarmOf({ jobs: [...jobs, 'job-9'] }));
-    const v3cm = written(decideConfigMap({ swarm: more, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases }));
+    const three = [pod(0), pod(1), pod(2)];
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const leases = three.map((p) => runs(p, v1));
+    // worker-1's jobs removed: it gains jobs from its peers, and waits for them to stop those.
+    const fewer = jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j));
+    const v2cm = written(decideConfigMap({ swarm: validSwarm(swarmOf({ jobs: fewer, restart: RESTART })), statefulSet: sts(3), configMap: first, pods: three, leases }));
+    const waits = readRestarts(v2cm.annotations).steps.find((s) => s.worker === 'swarm-worker-1')?.waitFor ?? [];
+    expect(waits.length).toBeGreaterThan(0);
+    // Before the losers acknowledge, a job is added: version 3 is a smaller change.
+    const more = validSwarm(swarmOf({ jobs: [...fewer, 'job-9'], restart: RESTART }));
+    const v3cm = written(decideConfigMap({ swarm: more, statefulSet: sts(3), configMap: v2cm, pods: three, leases }));
     const v3 = configOf(v3cm);
     expect(v3.version).toBe(3);
     const workspace = readRestarts(v3cm.annotations);
-    for (const loser of ['swarm-worker-0', 'swarm-worker-1']) {
-      expect(workspace.steps.find((s) => s.worker === loser)?.waitFor).toContain('swarm-worker-2');
-    }
-    const d = decideRestarts({ swarm: more, statefulSet: sts(3), workspace, pods: [...pods, gainer], config: v3, leases });
-    expect(d.deletes.map((p) => p.name)).not.toContain('swarm-worker-0');
+    for (const loser of waits) expect(workspace.steps.find((s) => s.worker === 'swarm-worker-1')?.waitFor).toContain(loser);
+    const d = decideRestarts({ swarm: more, statefulSet: sts(3), workspace, pods: three, config: v3, leases });
     expect(d.deletes.map((p) => p.name)).not.toContain('swarm-worker-1');
   });
 
@@ -126,16 +116,25 @@ describe('make-before-break waits for the gainer to acknowledge, not to be Ready
     const status = (ls: LeaseView[]) =>
       computeStatus({ swarm, now, statefulSet: sts(3), config: v2, workspace: readRestarts(up.annotations), pods: [...pods, gainer], leases: ls });
     expect(status(leases).conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
-    // Every worker acknowledges version 2 (the losers reloaded): the steps are done, every job covered.
+    // Every worker acknowledges version 2 (the losers reloaded): the moved jobs still await the
+    // gainer (break-before-make publishes them to it only once no loser may run them).
     const all = [...pods, gainer].map((p) => runs(p, v2));
-    const s = status(all);
+    const moved = v2.workloads['swarm-worker-2']!.awaiting ?? [];
+    expect(moved.length).toBeGreaterThan(0);
+    expect(status(all).uncoveredJobs).toBe(moved.length);
+    // Version 3 publishes them; the gainer, restarted to load them, acknowledges it: every job covered.
+    const next = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases: all }));
+    const v3 = configOf(next);
+    expect(v3.workloads['swarm-worker-2']!.jobs).toEqual(expect.arrayContaining([...moved]));
+    const restarted = pod(2);
+    const s = computeStatus({ swarm, now, statefulSet: sts(3), config: v3, workspace: readRestarts(next.annotations), pods: [...pods, restarted], leases: [...all.slice(0, 2), runs(restarted, v3)] });
     expect(s.uncoveredJobs).toBe(0);
     expect(s.workers?.every((w) => !w.restartPending)).toBe(true);
   });
 });
 
-describe('break-before-make waits for the loser to acknowledge its smaller share', () => {
-  const swarm = validSwarm(swarmOf({ jobs, restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+describe('break-before-make waits for the loser to acknowledge its smaller share, not to be Ready', () => {
+  const swarm = validSwarm(swarmOf({ jobs, restart: { ...RESTART, maxUnavailable: 3 } }));
 
   it('restarts the gainer only after the losers acknowledge having stopped the moved jobs', () => {
     // 3 → 2: worker-2 goes; its jobs move to worker-0 and worker-1 (gainers), who lose nothing.
@@ -144,7 +143,7 @@ describe('break-before-make waits for the loser to acknowledge its smaller share
     const v1 = configOf(first);
     const leases = pods.map((p) => runs(p, v1));
     // A job moves from worker-0 to worker-1 when job-0's owner changes: make it by removing jobs from worker-1's side.
-    const fewer = validSwarm(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const fewer = validSwarm(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { ...RESTART, maxUnavailable: 3 } }));
     const next = written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods, leases }));
     const v2 = configOf(next);
     const workspace = readRestarts(next.annotations);

@@ -31,20 +31,11 @@ describe('diff', () => {
   });
 });
 
-describe('restartOrder', () => {
-  it('make-before-break: a worker restarts after the workers taking over its jobs', () => {
+describe('restartOrder (policy Restart: restarts break first)', () => {
+  it('a worker restarts after the workers losing jobs to it', () => {
     // w-0 gives a job to w-1, w-1 gives one to w-2.
     const change = diff({ 'w-0': ['a', 'x'], 'w-1': ['b'], 'w-2': [] }, { 'w-0': ['x'], 'w-1': ['a'], 'w-2': ['b'] });
     expect(restartOrder(change)).toEqual([
-      { worker: 'w-2', waitFor: [] },
-      { worker: 'w-1', waitFor: ['w-2'] },
-      { worker: 'w-0', waitFor: ['w-1'] },
-    ]);
-  });
-
-  it('break-before-make: losers first', () => {
-    const change = diff({ 'w-0': ['a', 'x'], 'w-1': ['b'], 'w-2': [] }, { 'w-0': ['x'], 'w-1': ['a'], 'w-2': ['b'] });
-    expect(restartOrder(change, 'BreakBeforeMake')).toEqual([
       { worker: 'w-0', waitFor: [] },
       { worker: 'w-1', waitFor: ['w-0'] },
       { worker: 'w-2', waitFor: ['w-1'] },
@@ -59,15 +50,28 @@ describe('restartOrder', () => {
     ]);
   });
 
-  it('waits for new workers to be Ready but never restarts new or removed workers', () => {
+  it('carried waits survive a change that does not touch the waiter', () => {
+    const change = diff({ 'w-0': ['a'], 'w-1': ['b'], 'w-2': ['c'] }, { 'w-0': [], 'w-1': ['b'], 'w-2': ['c', 'a'] });
+    expect(restartOrder(change, undefined, new Map([['w-1', ['w-0']]]))).toEqual([
+      { worker: 'w-0', waitFor: [] },
+      { worker: 'w-1', waitFor: ['w-0'] },
+      { worker: 'w-2', waitFor: ['w-0'] },
+    ]);
+  });
+
+  it('never restarts new or removed workers, nor waits for them', () => {
     const jobs = Array.from({ length: 12 }, (_, i) => `j${i}`);
     const before = assign({ statefulSetName: 'w', replicas: 3, jobs }).assignment;
     const after = assign({ statefulSetName: 'w', replicas: 4, jobs, previous: before }).assignment;
     const steps = restartOrder(diff(before, after));
-    expect(steps.map((s) => s.worker)).toEqual(['w-0', 'w-1', 'w-2']);
-    for (const step of steps) expect(step.waitFor).toEqual(['w-3']);
+    expect(steps).toEqual([
+      { worker: 'w-0', waitFor: [] },
+      { worker: 'w-1', waitFor: [] },
+      { worker: 'w-2', waitFor: [] },
+    ]);
     const down = restartOrder(diff(after, assign({ statefulSetName: 'w', replicas: 3, jobs, previous: after }).assignment));
     expect(down.map((s) => s.worker)).not.toContain('w-3');
+    for (const step of down) expect(step.waitFor).not.toContain('w-3');
   });
 
   it('every changed worker appears once, and each honoured wait points to an earlier step', () => {
@@ -78,15 +82,15 @@ describe('restartOrder', () => {
       drop: fc.nat({ max: 10 }),
     });
     fc.assert(
-      fc.property(arb, fc.constantFrom('MakeBeforeBreak', 'BreakBeforeMake') as fc.Arbitrary<'MakeBeforeBreak' | 'BreakBeforeMake'>, ({ jobs, from, to, drop }, handoff) => {
+      fc.property(arb, ({ jobs, from, to, drop }) => {
         const before = assign({ statefulSetName: 'w', replicas: from, jobs }).assignment;
         const after = assign({ statefulSetName: 'w', replicas: to, jobs: jobs.slice(drop), previous: before }).assignment;
         const change = diff(before, after);
-        const steps = restartOrder(change, handoff);
+        const steps = restartOrder(change);
         expect(steps.map((s) => s.worker).sort()).toEqual([...change.changedWorkers].sort());
         const seen = new Set<string>();
         for (const step of steps) {
-          for (const w of step.waitFor) expect(seen.has(w) || change.addedWorkers.includes(w)).toBe(true);
+          for (const w of step.waitFor) expect(seen.has(w)).toBe(true);
           seen.add(step.worker);
         }
       }),

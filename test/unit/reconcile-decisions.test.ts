@@ -15,9 +15,11 @@ const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
 
 /** A worker pod; each call a new incarnation. */
 const pod = incarnations();
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { policy: 'Restart', handoff: 'BreakBeforeMake' } as const;
 
 describe('decideConfigMap', () => {
-  const swarm = validSwarm(swarmOf());
+  const swarm = validSwarm(swarmOf({ restart: RESTART }));
 
   it('creates the first assignment at version 1, owned by the Swarm, every stream once', () => {
     const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [pod(0), pod(1)] }));
@@ -50,8 +52,8 @@ describe('decideConfigMap', () => {
     const steps = readRestarts(d.configMap.annotations).steps;
     expect(steps.map((s) => s.worker).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
     for (const s of steps) expect(s.staleUid).toBe(pods.find((p) => p.name === s.worker)!.uid);
-    // make-before-break: both lose jobs to the new worker, so both wait for it.
-    for (const s of steps) expect(s.waitFor).toContain('swarm-worker-2');
+    // Both only lose jobs, to a new worker (the StatefulSet creates it with its share): neither waits.
+    for (const s of steps) expect(s.waitFor).toEqual([]);
     // 27 over 3 = 9 each: exactly 9 jobs move to the new worker (the lower bound).
     expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 2, movedTotal: 9 });
   });
@@ -115,7 +117,7 @@ describe('decideConfigMap', () => {
 });
 
 describe('decideRestarts', () => {
-  const swarm = validSwarm(swarmOf());
+  const swarm = validSwarm(swarmOf({ restart: RESTART }));
   const scaleUp = () => {
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
@@ -123,20 +125,32 @@ describe('decideRestarts', () => {
     return { pods, cm: second, workspace: readRestarts(second.annotations) };
   };
 
-  it('waits for the gainer to be Ready before restarting a loser (make-before-break)', () => {
-    const { pods, workspace } = scaleUp();
-    const notReady = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, pod(2, { ready: false })] });
-    expect(notReady.deletes).toEqual([]);
-    expect(notReady.waiting).toMatch(/waits for swarm-worker-2/);
-    const ready = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...pods, pod(2)] });
-    // maxUnavailable 1: one at a time.
-    expect(ready.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
-    expect(ready.outstanding.sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+  it('restarts a gainer once its losers are restarted and Ready (pods that do not acknowledge)', () => {
+    const three = validSwarm(swarmOf({ jobs: seedStreams, restart: { ...RESTART, maxUnavailable: 3 } }));
+    const pods = [pod(0), pod(1), pod(2)];
+    const first = written(decideConfigMap({ swarm: three, statefulSet: sts(3), configMap: undefined, pods }));
+    // worker-1's jobs removed: it gains jobs from worker-0 and worker-2.
+    const gone = new Set(parse(first.data['config.yml']!).workloads['swarm-worker-1']!.jobs);
+    const fewer = validSwarm(swarmOf({ jobs: seedStreams.filter((j) => !gone.has(j)), restart: { ...RESTART, maxUnavailable: 3 } }));
+    const workspace = readRestarts(written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods })).annotations);
+    expect(workspace.steps.map((s) => [s.worker, s.waitFor])).toEqual([
+      ['swarm-worker-0', []],
+      ['swarm-worker-2', []],
+      ['swarm-worker-1', ['swarm-worker-0', 'swarm-worker-2']],
+    ]);
+    const losersFirst = decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods });
+    expect(losersFirst.deletes.map((p) => p.name)).toEqual(['swarm-worker-0', 'swarm-worker-2']);
+    expect(losersFirst.waiting).toMatch(/swarm-worker-1 waits for swarm-worker-0, swarm-worker-2/);
+    // Restarted, not yet Ready: the gainer still waits.
+    const starting = [pod(0, { ready: false }), pods[1]!, pod(2, { ready: false })];
+    expect(decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods: starting }).deletes).toEqual([]);
+    const ready = [pod(0), pods[1]!, pod(2)];
+    expect(decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods: ready }).deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
   });
 
   it('never deletes more than maxUnavailable, counting pods already out of service', () => {
     const { pods, workspace } = scaleUp();
-    const two = validSwarm(swarmOf({ restart: { maxUnavailable: 2 } }));
+    const two = validSwarm(swarmOf({ restart: { ...RESTART, maxUnavailable: 2 } }));
     expect(decideRestarts({ swarm: two, statefulSet: sts(3), workspace, pods: [...pods, pod(2)] }).deletes).toHaveLength(2);
     const terminating = pods.map((p, i) => (i === 0 ? { ...p, terminating: true } : p));
     const d = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [...terminating, pod(2)] });
@@ -156,11 +170,13 @@ describe('decideRestarts', () => {
     const allNew = decideRestarts({ swarm, statefulSet: sts(3), workspace, pods: [pod(0), pod(1), pod(2)] });
     expect(allNew.deletes).toEqual([]);
     expect(allNew.outstanding).toEqual([]);
-    expect(stillPending([pod(0), pod(1), pod(2)])).toEqual([]);
+    // The losers restarted: the jobs that awaited the new worker are published to it now, so it
+    // (which started with none) is pinned for one restart to load them.
+    expect(stillPending([pod(0), pod(1), pod(2)])).toEqual(['swarm-worker-2']);
   });
 
   it('break-before-make restarts the losers without waiting for gainers', () => {
-    const bbm = validSwarm(swarmOf({ restart: { handoff: 'BreakBeforeMake', maxUnavailable: 3 } }));
+    const bbm = validSwarm(swarmOf({ restart: { ...RESTART, maxUnavailable: 3 } }));
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm: bbm, statefulSet: sts(2), configMap: undefined, pods }));
     const ws = readRestarts(written(decideConfigMap({ swarm: bbm, statefulSet: sts(3), configMap: first, pods })).annotations);

@@ -14,6 +14,8 @@ import { stubWorld } from '../support/fixtures.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
 const world = stubWorld;
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
 /** Plays the StatefulSet controller: deleted pods come back with new uids, Ready. */
 function recreate(kube: MemoryKube): void {
   for (const name of kube.reapTerminating()) kube.startPod('ns', 'swarm-worker', Number(name.split('-').pop()));
@@ -62,7 +64,7 @@ describe('assign', () => {
   });
 
   it('a status write failing after the ConfigMap write still reports the change on retry (restarts are announced)', async () => {
-    const { kube, env } = world();
+    const { kube, env } = world(2, RESTART);
     await reconcileAssign(env, key);
     kube.setStatefulSet('ns', 'swarm-worker', 3);
     kube.fail('replaceSwarmStatus');
@@ -133,7 +135,7 @@ describe('assign', () => {
 
 describe('restart', () => {
   async function scaledTo3() {
-    const w = world(2);
+    const w = world(2, RESTART);
     await reconcileAssign(w.env, key);
     w.kube.setStatefulSet('ns', 'swarm-worker', 3);
     w.kube.startPod('ns', 'swarm-worker', 2, false);
@@ -141,10 +143,12 @@ describe('restart', () => {
     return w;
   }
 
-  it('restarts each changed worker exactly once, gainer first, one at a time; assign then forgets the bookkeeping', async () => {
+  it('restarts each worker whose published share changed exactly once, losers first, one at a time within maxUnavailable; assign then forgets the bookkeeping', async () => {
     const { kube, env } = await scaledTo3();
-    // The new worker is not Ready yet: the losers wait.
-    expect((await reconcileRestart(env, key)).restarted).toEqual([]);
+    // The new worker is not Ready yet: it is the one worker maxUnavailable allows out of service.
+    const blocked = await reconcileRestart(env, key);
+    expect(blocked.restarted).toEqual([]);
+    expect(blocked.waiting).toMatch(/maxUnavailable=1/);
     kube.setReady('ns', 'swarm-worker-2', true);
     const order: string[] = [];
     for (let round = 0; round < 6; round++) {
@@ -156,10 +160,11 @@ describe('restart', () => {
       // The replacement changes the StatefulSet's status: an event for assign.
       await reconcileAssign(env, key);
     }
-    expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    // The new worker last: the jobs it gains are published to it (version 3) once its losers stopped them.
+    expect(order).toEqual(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
     const cm = kube.configMaps.get('ns/swarm-worker-config')!;
     expect(readRestarts(cm.annotations).steps).toEqual([]);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3, version: 2 });
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', readyReplicas: 3, version: 3 });
   });
 
   it('a stale event after convergence deletes nothing', async () => {

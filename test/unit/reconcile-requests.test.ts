@@ -33,10 +33,13 @@ const changedEvent: Trigger = { source: 'swarm', type: 'assignment.changed', nam
 /** What assign reads for every event: the Swarms naming the pool, the pool, the ConfigMap, the pods and the Leases. */
 const FIVE = ['listSwarmsNaming', 'getStatefulSet', 'getConfigMap', 'listPods', 'listLeases'] as const;
 
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
+
 /** A converged Swarm of 3 workers, and `others` unrelated Swarms in the same namespace. */
-async function converged(others = 0) {
+async function converged(others = 0, spec: Parameters<typeof swarmOf>[0] = {}) {
   const kube = new MemoryKube();
-  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'] }));
+  kube.addSwarm(swarmOf({ jobs: ['a', 'b', 'c', 'd', 'e'], ...spec }));
   for (let i = 0; i < others; i++) kube.addSwarm(swarmOf({ statefulSetName: `other-${i}`, configMapName: `other-${i}` }, `other-${i}`));
   kube.setStatefulSet('ns', 'swarm-worker', 3);
   for (let i = 0; i < 3; i++) kube.startPod('ns', 'swarm-worker', i);
@@ -115,7 +118,7 @@ describe('API requests per no-op event', () => {
   });
 
   it('lists the pods while restarts are recorded', async () => {
-    const { kube, assign, restart } = await converged();
+    const { kube, assign, restart } = await converged(0, RESTART);
     kube.setStatefulSet('ns', 'swarm-worker', 4);
     kube.startPod('ns', 'swarm-worker', 3, false);
     await assign.handle(statefulSetEvent);
@@ -201,7 +204,7 @@ describe('restart decides only restarts', () => {
 describe('no status fights', () => {
   it('a resize with one instance of each function, events delivered concurrently, meets no 409 on status', async () => {
     const kube = new MemoryKube();
-    kube.addSwarm(swarmOf({ jobs: Array.from({ length: 12 }, (_, i) => `job-${i}`) }));
+    kube.addSwarm(swarmOf({ jobs: Array.from({ length: 12 }, (_, i) => `job-${i}`), ...RESTART }));
     kube.setStatefulSet('ns', 'swarm-worker', 2);
     for (let i = 0; i < 2; i++) kube.startPod('ns', 'swarm-worker', i);
     const env: ReconcileEnv = { kube, now: () => new Date('2026-11-22T00:00:00Z'), component: 'test', log: silentLog };
@@ -229,7 +232,7 @@ describe('no status fights', () => {
 
 describe('the introspection page', () => {
   it('shows the pending restarts status reports, mid-resize', async () => {
-    const { kube, assign } = await converged();
+    const { kube, assign } = await converged(0, RESTART);
     kube.setStatefulSet('ns', 'swarm-worker', 4);
     kube.startPod('ns', 'swarm-worker', 3, false);
     await assign.handle(statefulSetEvent);

@@ -31,6 +31,8 @@ const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 const T = '2026-11-22T00:00:00Z';
 const plus = (seconds: number, from = T) => new Date(Date.parse(from) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
 /** A Swarm whose status recorded `version` as the last one published. */
 const publishedAt = (version: number, spec: Parameters<typeof swarmOf>[0] = {}): ValidSwarm => ({ ...validSwarm(swarmOf(spec)), status: { version } });
 const configMapWith = (text: string, annotations: Record<string, string> = {}): ConfigMapView => ({
@@ -57,7 +59,7 @@ describe('versions never go backwards', () => {
   });
 
   it('a deleted ConfigMap is recreated at the last version + 1, and every worker with a live pod is restarted', () => {
-    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
+    const d = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
     expect(d.write).toBe('create');
     expect(d.config.version).toBe(6);
     expect(Object.values(d.config.workloads).map((w) => w.version)).toEqual([6, 6, 6]);
@@ -74,10 +76,10 @@ describe('versions never go backwards', () => {
   it('a worker that cannot acknowledge, started too soon after a write that pinned none of its pods, is pinned for one restart', () => {
     // Version 6 recreated the config; swarm-worker-2 had no pod then. Its pod started 1 s after the
     // write: it may have read the older share, no start time can vouch for it, nothing else restarts it.
-    const written = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
+    const written = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
     const configMap = { ...written.configMap, uid: 'cm-uid', resourceVersion: '10' };
     const next = (pod2: PodView) =>
-      readRestarts(converge(decideConfigMap({ swarm: publishedAt(6), statefulSet: sts(3), configMap, pods: [workerPod(0), workerPod(1), pod2], now: plus(30) })).configMap.annotations).steps;
+      readRestarts(converge(decideConfigMap({ swarm: publishedAt(6, RESTART), statefulSet: sts(3), configMap, pods: [workerPod(0), workerPod(1), pod2], now: plus(30) })).configMap.annotations).steps;
     expect(next(workerPod(2, { startedAt: plus(1) })).map((s) => [s.worker, s.staleUid])).toEqual([
       ['swarm-worker-0', 'pod-0'],
       ['swarm-worker-1', 'pod-1'],
@@ -89,19 +91,19 @@ describe('versions never go backwards', () => {
   });
 
   it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
-    const garbled = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [workerPod(0), workerPod(1)] }));
+    const garbled = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [workerPod(0), workerPod(1)] }));
     expect(garbled.malformedPrevious).toBeDefined();
     expect(garbled.config.version).toBe(6);
     expect(readRestarts(garbled.configMap.annotations).steps).toHaveLength(2);
 
     const lowered = render({ version: 2, workloads: { 'swarm-worker-0': { jobs: seedStreams.slice(0, 14), version: 2 }, 'swarm-worker-1': { jobs: seedStreams.slice(14), version: 1 } } });
-    const d = converge(decideConfigMap({ swarm: publishedAt(5), statefulSet: sts(2), configMap: configMapWith(lowered), pods: [workerPod(0), workerPod(1)] }));
+    const d = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(2), configMap: configMapWith(lowered), pods: [workerPod(0), workerPod(1)] }));
     expect(d.config.version).toBe(6);
     expect(readRestarts(d.configMap.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
 
     // A config ahead of status (status written after the ConfigMap) is simply in force.
     const ahead = render(parse(lowered));
-    const fine = converge(decideConfigMap({ swarm: publishedAt(1), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [workerPod(0), workerPod(1)] }));
+    const fine = converge(decideConfigMap({ swarm: publishedAt(1, RESTART), statefulSet: sts(2), configMap: configMapWith(ahead), pods: [workerPod(0), workerPod(1)] }));
     expect(fine.config.version).toBe(2);
   });
 
@@ -119,7 +121,7 @@ describe('versions never go backwards', () => {
   });
 
   it('reconciling a Swarm whose ConfigMap was deleted recreates it above the version status recorded', async () => {
-    const { kube, env } = stubWorld(2);
+    const { kube, env } = stubWorld(2, RESTART);
     const fn = assignFunction(env, createCoalescer());
     const swarmEvent = toTrigger(apiServerEvent({ verb: 'add', mode: 'resource', object: kube.swarms.get('ns/swarm') as never }));
     await fn.handle(swarmEvent);

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { assign, lowerBound } from '../../lib/assignment/index.js';
 import { workerIndex, workerNames } from '../../lib/assignment/workers.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
 import { decideScale, workerCount } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
@@ -15,12 +16,14 @@ import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import type { MemoryKube } from '../support/memory-kube.js';
 import { seedStreams, stubWorld, swarmOf } from '../support/fixtures.js';
-import { workerPod } from '../support/views.js';
+import { validSwarm, workerPod } from '../support/views.js';
 
 const key = { namespace: 'ns', name: 'swarm' };
 const STS = 'swarm-worker';
 
 const pod = (name: string, over: Partial<PodView> = {}): PodView => workerPod(name, { uid: `uid-${name}`, ...over });
+/** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
+const RESTART = { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } as const;
 
 describe('worker identity with a start ordinal (lib/assignment/workers.ts)', () => {
   it('names workers start … start+replicas-1', () => {
@@ -139,16 +142,12 @@ describe('when to resize the StatefulSet (decideScale)', () => {
   it('MakeBeforeBreak shrinks only once the survivors cover every job of the new config', () => {
     const four = { name: STS, replicas: 4 };
     const pods = workerNames(STS, 4).map((n) => pod(n));
-    // Survivor 0 gained jobs and has not restarted yet: not covered (inferred only after its restart).
-    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'uid-swarm-worker-0', waitFor: [] }] };
-    expect(decideScale(base({ statefulSet: four, pods, workspace }))).toMatchObject({ kind: 'none', waiting: expect.stringMatching(/survivors cover/) });
-    // A survivor not Ready: not covered either.
-    const notReady = [pod('swarm-worker-0', { uid: 'fresh' }), pod('swarm-worker-1', { ready: false }), ...pods.slice(2)];
-    expect(decideScale(base({ statefulSet: four, pods: notReady, workspace }))).toMatchObject({ kind: 'none' });
-    const covered = [pod('swarm-worker-0', { uid: 'fresh' }), ...pods.slice(1)];
-    expect(decideScale(base({ statefulSet: four, pods: covered, workspace }))).toMatchObject({ kind: 'scale', from: 4, to: 3 });
+    // A survivor not Ready: its jobs are not covered.
+    const notReady = [pods[0]!, pod('swarm-worker-1', { ready: false }), ...pods.slice(2)];
+    expect(decideScale(base({ statefulSet: four, pods: notReady }))).toMatchObject({ kind: 'none', waiting: expect.stringMatching(/survivors cover/) });
+    expect(decideScale(base({ statefulSet: four, pods }))).toMatchObject({ kind: 'scale', from: 4, to: 3 });
     // The config must be the one over the target count.
-    expect(decideScale(base({ statefulSet: four, pods: covered, config: configOver(workerNames(STS, 4)) }))).toMatchObject({ kind: 'none' });
+    expect(decideScale(base({ statefulSet: four, pods, config: configOver(workerNames(STS, 4)) }))).toMatchObject({ kind: 'none' });
   });
 
   it('MakeBeforeBreak waits for acknowledging survivors to acknowledge their new share', () => {
@@ -201,45 +200,20 @@ async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[
 }
 
 describe('assign owns the worker count (spec.replicas)', () => {
-  it('scale-up: the config over the new count is written first, then the StatefulSet grows', async () => {
-    const { kube, env } = await resized(2, 3);
-    expect(ops(kube)).toEqual(['patchConfigMap', 'replaceStatefulSetScale']);
-    expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
-    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
-    // The new pod starts after its share exists; the losers wait for it, as in any handoff.
-    controller(kube);
-    await settle(kube, env);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, version: 2, selector: `app=${STS}` });
-  });
-
-  it('scale-down (MakeBeforeBreak): survivors take over while the departing pod runs; the StatefulSet shrinks after', async () => {
-    const { kube, env } = await resized(3, 2);
-    // The new config over 2 is written; worker 2 still runs (its old share) and the StatefulSet is unchanged.
+  it('scale-up: the config over the new count is written first, then the StatefulSet grows once the losers have restarted', async () => {
+    const { kube, env } = await resized(2, 3, RESTART);
     expect(ops(kube)).toEqual(['patchConfigMap']);
-    expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 2));
-    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
-    const status = kube.swarms.get('ns/swarm')!.status!;
-    expect(status.replicas).toBe(3); // the pods that exist
-    expect(status.workers!.map((w) => w.name)).toEqual(workerNames(STS, 2));
-
-    // The survivors restart one at a time; only when both run their new share does the StatefulSet shrink.
-    let shrunkAfterRestarts: number | undefined;
-    let restarts = 0;
-    for (let round = 0; round < 8 && shrunkAfterRestarts === undefined; round++) {
-      const out = await reconcileRestart(env, key);
-      restarts += out.restarted.length;
-      controller(kube);
-      await reconcileAssign(env, key);
-      if (kube.statefulSets.get(`ns/${STS}`)!.replicas === 2) shrunkAfterRestarts = restarts;
-    }
-    expect(shrunkAfterRestarts).toBe(2);
-    controller(kube);
+    expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
+    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(2);
+    // Break-before-make: the losers stop their moved jobs (restart) before the new pod starts them;
+    // version 3 publishes those jobs to it, written before the StatefulSet grows.
     await settle(kube, env);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 2, version: 2, uncoveredJobs: 0 });
+    expect(kube.writes.map((w) => w.op).filter((op) => op === 'deletePod' || op === 'replaceStatefulSetScale')).toEqual(['deletePod', 'deletePod', 'replaceStatefulSetScale']);
+    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, version: 3, selector: `app=${STS}` });
   });
 
   it('scale-down (BreakBeforeMake): the StatefulSet shrinks first; the config hands off once the pod is gone', async () => {
-    const { kube, env } = await resized(3, 2, { restart: { handoff: 'BreakBeforeMake' } });
+    const { kube, env } = await resized(3, 2, RESTART);
     expect(ops(kube)).toEqual(['replaceStatefulSetScale']);
     expect(configIn(kube).version).toBe(1);
     // The departing pod is terminating, not gone: still no handoff.
@@ -341,7 +315,7 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
   }
 
   it('shares, status and restarts name the pods that exist', async () => {
-    const { kube, env } = worldFrom5(2);
+    const { kube, env } = worldFrom5(2, RESTART);
     await reconcileAssign(env, key);
     expect(Object.keys(configIn(kube).workloads)).toEqual(['swarm-worker-5', 'swarm-worker-6']);
     expect(kube.swarms.get('ns/swarm')!.status!.workers!.map((w) => w.name)).toEqual(['swarm-worker-5', 'swarm-worker-6']);
@@ -352,14 +326,16 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
     expect(Object.keys(configIn(kube).workloads)).toEqual(['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7']);
     const steps = readRestarts(kube.configMaps.get('ns/swarm-worker-config')!.annotations).steps;
     expect(steps.map((s) => s.worker)).toEqual(['swarm-worker-5', 'swarm-worker-6']);
-    expect(steps.every((s) => s.waitFor.includes('swarm-worker-7'))).toBe(true);
+    // They only lose jobs, to the new worker: no waits.
+    expect(steps.every((s) => s.waitFor.length === 0)).toBe(true);
     const restarted: string[] = [];
     for (let round = 0; round < 6; round++) {
       restarted.push(...(await reconcileRestart(env, key)).restarted);
       controller(kube, 5);
       await reconcileAssign(env, key);
     }
-    expect(restarted).toEqual(['swarm-worker-5', 'swarm-worker-6']);
+    // The new worker last, to load the jobs published to it once its losers stopped them.
+    expect(restarted).toEqual(['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7']);
     expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 3, readyReplicas: 3, uncoveredJobs: 0 });
   });
 
@@ -392,16 +368,13 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
 });
 
 describe('restarts while the StatefulSet still has departing pods', () => {
-  it('a departing pod that is not Ready uses no maxUnavailable budget (else the shrink would wait forever)', async () => {
-    const { kube, env } = stubWorld(3, { replicas: 3 });
-    await reconcileAssign(env, key);
-    kube.setReady('ns', `${STS}-2`, false);
-    setDesired(kube, 2);
-    await reconcileAssign(env, key);
-    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(3);
-    expect((await reconcileRestart(env, key)).restarted).toHaveLength(1);
-    await settle(kube, env);
-    expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(2);
-    expect(kube.swarms.get('ns/swarm')!.status).toMatchObject({ phase: 'Running', replicas: 2 });
+  it('a departing pod (past spec.replicas) that is not Ready uses no maxUnavailable budget: it is leaving anyway', () => {
+    // spec.replicas lowered to 2 while the StatefulSet still has 3 pods (its shrink not yet applied), a restart pending.
+    const swarm = validSwarm(swarmOf({ replicas: 2, ...RESTART }));
+    const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'uid-swarm-worker-0', waitFor: [] }] };
+    const restarts = (pods: PodView[]) => decideRestarts({ swarm, statefulSet: { name: STS, replicas: 3 }, workspace, pods }).deletes.map((p) => p.name);
+    expect(restarts([pod('swarm-worker-0'), pod('swarm-worker-1'), pod('swarm-worker-2', { ready: false })])).toEqual(['swarm-worker-0']);
+    // A kept worker out of service does use it.
+    expect(restarts([pod('swarm-worker-0'), pod('swarm-worker-1', { ready: false }), pod('swarm-worker-2')])).toEqual([]);
   });
 });

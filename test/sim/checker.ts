@@ -1,0 +1,175 @@
+// The invariants, checked after every step against the simulator's own record
+// of the truth: which worker process really runs which job, fed by the world
+// as it happens. It imports nothing from lib/ or examples/ and never asks
+// Swarm's code what it thinks: status is read as plain data and judged against
+// this record.
+
+export interface Violation {
+  invariant: 'coverage' | 'two-owners' | 'status' | 'max-unavailable' | 'convergence' | 'defect';
+  at: number;
+  detail: string;
+}
+
+export interface Windows {
+  /** After an unplanned failure, its jobs may have no running owner this long (ms). */
+  failoverMs: number;
+}
+
+interface Snapshot {
+  at: number;
+  /** Jobs with a running owner whose acknowledgement of them is in the API (acknowledging pools), or any running owner (others). */
+  covered: Set<string>;
+  jobs: string[];
+}
+
+export class Checker {
+  readonly violations: Violation[] = [];
+  /** job → processes running it */
+  private readonly owners = new Map<string, Set<string>>();
+  /** process → jobs its acknowledgement in the API names */
+  private readonly acked = new Map<string, Set<string>>();
+  private readonly dead = new Set<string>();
+  /** Jobs that have had a running owner since they were (last) added to the spec. */
+  private readonly established = new Set<string>();
+  /** Jobs excused from coverage until then (an unplanned failure). */
+  private readonly excused = new Map<string, number>();
+  /** Under BreakBeforeMake: jobs seen with at most one owner (from then on, never two). */
+  private readonly single = new Set<string>();
+  private jobs = new Set<string>();
+  handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak';
+  acknowledging = true;
+  maxUnavailable = 1;
+  /** Worker slots Swarm took out of service (its pod deleted by Swarm), until a pod of that name is Ready again. */
+  private readonly outBySwarm = new Set<string>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly windows: Windows,
+  ) {}
+
+  private fail(invariant: Violation['invariant'], detail: string): void {
+    if (this.violations.some((v) => v.invariant === invariant && v.detail === detail)) return;
+    this.violations.push({ invariant, at: this.now(), detail });
+  }
+
+  // --- what the world reports ---------------------------------------------------
+  setJobs(jobs: readonly string[]): void {
+    const next = new Set(jobs);
+    for (const j of this.jobs) if (!next.has(j)) this.established.delete(j);
+    this.jobs = next;
+  }
+
+  setHandoff(handoff: 'MakeBeforeBreak' | 'BreakBeforeMake'): void {
+    if (handoff !== this.handoff) this.single.clear();
+    this.handoff = handoff;
+  }
+
+  started(proc: string, _worker: string, job: string): void {
+    let set = this.owners.get(job);
+    if (!set) this.owners.set(job, (set = new Set()));
+    set.add(proc);
+  }
+
+  stopped(proc: string, job: string): void {
+    this.owners.get(job)?.delete(proc);
+  }
+
+  acknowledged(proc: string, jobs: readonly string[]): void {
+    this.acked.set(proc, new Set(jobs));
+  }
+
+  failed(proc: string, _how: string): void {
+    this.dead.add(proc);
+    const until = this.now() + this.windows.failoverMs;
+    for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
+  }
+
+  /** The worker ConfigMap was deleted or garbled by hand: what the workers run can no longer be read from it. */
+  configLost(): void {
+    const until = this.now() + this.windows.failoverMs;
+    for (const job of this.jobs) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
+  }
+
+  pod(name: string, change: 'ready' | 'unready' | 'deleting' | 'gone', by?: string): void {
+    if (change === 'deleting' && by?.startsWith('swarm')) this.outBySwarm.add(name);
+    if (change === 'ready') {
+      this.outBySwarm.delete(name);
+      this.serving.add(name);
+    } else this.serving.delete(name);
+  }
+
+  /** Pods Ready and not being deleted: with none, nothing can run a job (a pool of one down). */
+  private readonly serving = new Set<string>();
+
+  /** A worker slot left the pool (no pod of that name will come back). */
+  slotGone(name: string): void {
+    this.outBySwarm.delete(name);
+  }
+
+  /** The truth at a read: what a status judged from that read may call covered. */
+  snapshot(): Snapshot {
+    const covered = new Set<string>();
+    for (const job of this.jobs) {
+      for (const proc of this.owners.get(job) ?? []) {
+        if (!this.acknowledging || this.acked.get(proc)?.has(job)) {
+          covered.add(job);
+          break;
+        }
+      }
+    }
+    return { at: this.now(), covered, jobs: [...this.jobs] };
+  }
+
+  // --- invariants -------------------------------------------------------------------
+  /** After every step. */
+  step(): void {
+    const now = this.now();
+    for (const job of this.jobs) {
+      const n = this.owners.get(job)?.size ?? 0;
+      if (n > 0) this.established.add(job);
+      if (this.handoff === 'MakeBeforeBreak') {
+        if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
+      } else {
+        if (n <= 1) this.single.add(job);
+        else if (this.single.has(job)) this.fail('two-owners', `job ${job} runs on ${[...this.owners.get(job)!].join(' and ')} (break-before-make)`);
+      }
+    }
+    if (this.outBySwarm.size > this.maxUnavailable) this.fail('max-unavailable', `${this.outBySwarm.size} workers out of service because of Swarm (${[...this.outBySwarm].join(', ')}), maxUnavailable ${this.maxUnavailable}`);
+  }
+
+  /**
+   * A status write landed; `pods`, `leases`: the truth when its pods and its Leases were read. A job it may not
+   * call covered had no owner at either read.
+   */
+  status(status: Record<string, unknown>, pods: Snapshot, leases: Snapshot): void {
+    const read: Snapshot = { at: Math.min(pods.at, leases.at), covered: new Set([...pods.covered, ...leases.covered]), jobs: leases.jobs };
+    const uncovered = typeof status.uncoveredJobs === 'number' ? status.uncoveredJobs : undefined;
+    const ready = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
+    const now = this.now();
+    const missing = read.jobs.filter((j) => !read.covered.has(j) && (this.excused.get(j) ?? -1) < read.at && this.established.has(j));
+    if (missing.length === 0) return;
+    if (ready) this.fail('status', `Ready=True written at ${now} while ${missing.length} job(s) had no ${this.acknowledging ? 'acknowledged ' : ''}running owner when read at ${read.at} (${missing.slice(0, 3).join(', ')})`);
+    else if (uncovered !== undefined && uncovered < missing.length)
+      this.fail('status', `uncoveredJobs ${uncovered} written at ${now} while ${missing.length} job(s) had no ${this.acknowledging ? 'acknowledged ' : ''}running owner when read at ${read.at}`);
+  }
+
+  /** Once the world has been quiet for the stated time: the Swarm converged. */
+  converged(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
+    const problems: string[] = [];
+    for (const job of this.jobs) {
+      const n = this.owners.get(job)?.size ?? 0;
+      if (n !== 1) problems.push(`job ${job} has ${n} running owners`);
+    }
+    const ready = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Ready');
+    if (status?.phase !== 'Running') problems.push(`phase ${String(status?.phase)}`);
+    if (ready?.status !== 'True') problems.push(`Ready ${ready?.status ?? 'absent'} (${ready?.reason ?? ''})`);
+    if (status?.uncoveredJobs !== 0) problems.push(`uncoveredJobs ${String(status?.uncoveredJobs)}`);
+    if (configVersion !== undefined && status?.version !== configVersion) problems.push(`status.version ${String(status?.version)} but config version ${configVersion}`);
+    if (generation !== undefined && status?.observedGeneration !== generation) problems.push(`observedGeneration ${String(status?.observedGeneration)} of ${generation}`);
+    if (problems.length > 0) this.fail('convergence', problems.slice(0, 4).join('; '));
+  }
+
+  defect(detail: string): void {
+    this.fail('defect', detail);
+  }
+}

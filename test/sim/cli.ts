@@ -1,0 +1,114 @@
+// npm run sim — the deterministic simulator's command line (test/sim/README.md).
+//   npm run sim -- --seeds 300 [--from 1] [--procs 2]   a campaign; one summary line, a table of combinations
+//   npm run sim -- --seed 4242 [--trace] [--shrink]     one schedule: its trace; a failing one shrunk
+//   npm run sim -- --schedule FILE [--trace] [--shrink]  a schedule as data (a corpus entry)
+//   npm run sim -- --corpus                             replay the regression corpus
+import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { loadCorpus } from './corpus.js';
+import { readFileSync } from 'node:fs';
+import { REFUSED, generate, type Options, type Schedule } from './schedule.js';
+import { shrink } from './shrink.js';
+import { run } from './world.js';
+import type { Violation } from './checker.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const value = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const describe = (v: Violation) => `${v.invariant} at ${(v.at / 1000).toFixed(3)} s: ${v.detail}`;
+
+if (flag('corpus')) {
+  let failed = 0;
+  for (const entry of loadCorpus()) {
+    const r = await run(entry.schedule);
+    const found = r.violations.some((v) => v.invariant === entry.invariant);
+    // A fixed defect must hold; an open one must still be found (the simulator's power).
+    const ok = entry.open ? found : r.violations.length === 0;
+    failed += ok ? 0 : 1;
+    out(`${entry.name}: ${entry.open ? (found ? 'still found (open)' : 'NOT FOUND any more: fixed? mark it so') : ok ? 'holds' : `FAILS ${describe(r.violations[0]!)}`}`);
+  }
+  out(`corpus: ${failed} violations`);
+  process.exit(failed ? 1 : 0);
+}
+
+const one = value('seed') ?? value('schedule');
+if (one !== undefined) {
+  // --schedule FILE: a schedule as plain data (a corpus entry's, or a shrunk one), replayed as it is.
+  const file = value('schedule');
+  const loaded = file ? (JSON.parse(readFileSync(file, 'utf8')) as Schedule | { schedule: Schedule }) : undefined;
+  let schedule = loaded ? ('schedule' in loaded ? loaded.schedule : loaded) : generate(Number(one));
+  const first = await run(schedule, { trace: flag('trace') });
+  if (flag('trace')) for (const line of first.trace) out(line);
+  out(`seed ${one}: ${JSON.stringify(schedule.options)}`);
+  out(`seed ${one}: ${first.steps} steps, ${(first.simulatedMs / 60000).toFixed(1)} simulated min, ${first.violations.length} violations`);
+  for (const v of first.violations.slice(0, 20)) out(`  ${describe(v)}`);
+  if (flag('shrink') && first.violations.length) {
+    schedule = await shrink(schedule, first.violations[0]!.invariant);
+    const again = await run(schedule, { trace: true });
+    out(`shrunk to ${schedule.actions.length} actions and faults:`);
+    for (const a of schedule.actions) out(`  ${JSON.stringify(a)}`);
+    out(`schedule: ${JSON.stringify(schedule)}`);
+    for (const v of again.violations.slice(0, 3)) out(`  ${describe(v)}`);
+  }
+  process.exit(first.violations.length ? 1 : 0);
+}
+
+// A campaign, spread over processes.
+const seeds = Number(value('seeds') ?? 100);
+const from = Number(value('from') ?? 1);
+const procs = Math.max(1, Math.min(Number(value('procs') ?? cpus().length), seeds));
+const started = Date.now();
+const worker = fileURLToPath(new URL('./campaign-worker.ts', import.meta.url));
+interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[] }
+const results: Line[] = [];
+await Promise.all(
+  Array.from({ length: procs }, (_, p) => {
+    const lo = from + Math.floor((seeds * p) / procs);
+    const hi = from + Math.floor((seeds * (p + 1)) / procs);
+    return new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', worker, String(lo), String(hi)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      createInterface({ input: child.stdout! }).on('line', (l) => {
+        const r = JSON.parse(l) as Line;
+        results.push(r);
+        if (process.stderr.isTTY || flag('progress')) process.stderr.write(`\r${results.length}/${seeds} schedules`);
+      });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`campaign worker exited ${code}`))));
+    });
+  }),
+);
+if (process.stderr.isTTY || flag('progress')) process.stderr.write('\n');
+results.sort((a, b) => a.seed - b.seed);
+const failing = results.filter((r) => r.violations.length > 0);
+const byInvariant = new Map<string, number>();
+for (const r of failing) for (const inv of new Set(r.violations.map((v) => v.invariant))) byInvariant.set(inv, (byInvariant.get(inv) ?? 0) + 1);
+// How often each combination the API accepts ran (and what failed in it).
+const combo = (o: Options) => `${o.pool.padEnd(11)} ${o.policy.padEnd(7)} ${o.handoff.padEnd(15)} ${(o.scaler === 'swarm' ? 'swarm' : 'by hand').padEnd(7)} ${(o.acknowledges ? 'acks' : 'no acks').padEnd(7)}`;
+const table = new Map<string, { runs: number; failing: number; instances: Set<number> }>();
+for (const r of results) {
+  const k = combo(r.options);
+  const row = table.get(k) ?? { runs: 0, failing: 0, instances: new Set<number>() };
+  row.runs++;
+  row.instances.add(r.options.instances);
+  if (r.violations.length) row.failing++;
+  table.set(k, row);
+}
+if (!flag('quiet')) {
+  out(`pool        policy  handoff         scaling acks    runs  failing  instances`);
+  for (const [k, row] of [...table.entries()].sort()) out(`${k} ${String(row.runs).padStart(5)} ${String(row.failing).padStart(8)}  ${[...row.instances].sort().join(',')}`);
+  for (const r of REFUSED) out(`refused by the API: ${r.rule}`);
+  for (const r of failing.slice(0, 10)) out(`seed ${r.seed}: ${describe(r.violations[0]!)}`);
+  if (failing.length > 10) out(`… and ${failing.length - 10} more failing seeds`);
+  if (byInvariant.size) out(`failing seeds by invariant: ${[...byInvariant.entries()].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (failing.length) out(`replay one: npm run sim -- --seed ${failing[0]!.seed} --trace (add --shrink for the fewest actions that still fail)`);
+}
+const hours = results.reduce((s, r) => s + r.simulatedMs, 0) / 3_600_000;
+const steps = results.reduce((s, r) => s + r.steps, 0);
+const violations = results.reduce((s, r) => s + r.violations.length, 0);
+out(`sim: ${results.length} schedules, ${hours.toFixed(1)} simulated hours, ${steps} steps, ${violations} violations (${failing.length} failing schedules), ${((Date.now() - started) / 1000).toFixed(1)} s on ${procs} processes`);
+process.exit(violations ? 1 : 0);
