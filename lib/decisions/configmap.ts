@@ -331,9 +331,10 @@ function restartWorkspace(
   // StatefulSet made it before this write): it runs an older config, like a
   // changed worker, until it says otherwise (a hot reload settles the step).
   // Pods that do not acknowledge are left to the inference in coverage.ts.
+  // A pod that cannot acknowledge is restarted once too: what it read cannot be observed.
   const predating = plan.addedWorkers.filter((w) => {
     const { pod, ack } = now.facts(w);
-    return isServing(pod) && ack !== undefined && ack !== 'runs';
+    return pod !== undefined && !pod.terminating && ack !== 'runs';
   });
   const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
   const change = { ...plan, changedWorkers: [...restarting], addedWorkers: plan.addedWorkers.filter((w) => !restarting.has(w)) };
