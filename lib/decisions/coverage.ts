@@ -185,9 +185,10 @@ export function computeCoverage(input: CoverageInput): Coverage {
       const said = judgeAcknowledgement(pod, share, acks);
       let runs = serving && (said === 'runs' || said === 'covers');
       if (runs) for (const job of share.jobs) acknowledged.add(job);
-      else if (serving && said === 'differs' && own && own.version < share.version) {
-        // Not reloaded yet (a restart is due): it may still run what it had before the last
-        // change. The moves only say which list to check; its digest is what vouches for it.
+      else if (serving && said === 'differs' && own && own.version < share.version && input.restartPending.has(worker)) {
+        // Not restarted yet (its restart is due: a worker that loads only by restarting): it still runs
+        // what it had before the last change. The moves only say which list to check; its digest is what
+        // vouches for it. A worker that reloads by itself may already have stopped them: never credited so.
         const before = shareBefore(worker, share, input.lastChange);
         if (before && own.digest === jobsDigest(before)) {
           for (const job of before) acknowledged.add(job);

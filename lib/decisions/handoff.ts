@@ -15,7 +15,7 @@ import type { Handoff } from '../api/types.js';
 import type { Assignment } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
 import type { WorkerFacts } from './restarts.js';
-import { isCrashLooping, isServing } from './workers.js';
+import { isServing, isStuck } from './workers.js';
 
 export interface HandoffInput {
   handoff: Handoff;
@@ -57,9 +57,10 @@ export interface Custody {
  * - replaced under its own name (a StatefulSet pod deleted, evicted or rolled:
  *   `replacesUnderOwnName`; a Deployment's successor takes its predecessor's
  *   share instead), its pod terminating;
- * - its container crash-looping: the kubelet itself reports it waits before the
- *   next start (CrashLoopBackOff, 10 s doubling to 5 min), so nothing runs its
- *   jobs meanwhile. A single crash restarted at once is not waited out this way.
+ * - stuck (workers.ts isStuck): its container crash-looping (the kubelet waits
+ *   10 s doubling to 5 min before the next start), unable to start (an image
+ *   that cannot be pulled), or no node takes it; nothing runs its jobs
+ *   meanwhile. A single crash restarted at once is not waited out this way.
  * The jobs the target gives it go to serving peers (to the one already
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
@@ -75,7 +76,7 @@ export function inCustody(
 ): Custody {
   const workers = Object.keys(target);
   const replaced = (w: string) => pool.replacesUnderOwnName && !!facts(w).pod?.terminating;
-  const away = workers.filter((w) => (replaced(w) || isCrashLooping(facts(w).pod)) && target[w]!.length > 0);
+  const away = workers.filter((w) => (replaced(w) || isStuck(facts(w).pod)) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
   const custodians = workers.filter((w) => isServing(facts(w).pod));
   if (custodians.length === 0) return { target, handover: !away.some(replaced) };

@@ -52,5 +52,11 @@ export function poolWorkerNames(pool: PoolShape, count: number, members: readonl
 /** A worker serves its jobs: its pod exists, is Ready and is not being deleted. */
 export const isServing = (pod: PodView | undefined): boolean => !!pod && pod.ready && !pod.terminating;
 
-/** The kubelet backs off before restarting its crashed container: nothing runs in it for a while (lib/decisions/handoff.ts inCustody). */
-export const isCrashLooping = (pod: PodView | undefined): boolean => pod?.waiting?.reason === 'CrashLoopBackOff';
+/** Waiting reasons that say a container will not run soon: the kubelet backs off, or cannot start it at all. */
+const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'CreateContainerError', 'InvalidImageName']);
+
+/**
+ * Nothing runs in this pod for a while, though it is not going away: its container crash-loops or cannot
+ * start, or no node takes it (lib/decisions/handoff.ts inCustody gives its jobs to serving peers meanwhile).
+ */
+export const isStuck = (pod: PodView | undefined): boolean => !!pod && !pod.terminating && (STUCK_REASONS.has(pod.waiting?.reason ?? '') || pod.unschedulable !== undefined);

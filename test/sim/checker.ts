@@ -101,6 +101,11 @@ export class Checker {
   /** Pods Ready and not being deleted: with none, nothing can run a job (a pool of one down). */
   private readonly serving = new Set<string>();
 
+  /** The pool changed: slots it no longer wants are nobody's to serve. */
+  slotsLeft(wanted: (name: string) => boolean): void {
+    for (const name of [...this.outBySwarm]) if (!wanted(name)) this.outBySwarm.delete(name);
+  }
+
   /** A worker slot left the pool (no pod of that name will come back). */
   slotGone(name: string): void {
     this.outBySwarm.delete(name);

@@ -151,6 +151,12 @@ export class Cluster {
       this.timeline.after(this.rng.int(200, 1500), () =>
         this.updatePod(uid, (p) => (reason === 'Unschedulable' ? { ...p, unschedulable: '0/1 nodes are available: insufficient cpu' } : { ...p, waiting: { reason, message: 'image not found' } })),
       );
+      // Once the cause is gone (capacity freed, the image pushed), the scheduler's or the kubelet's next try succeeds.
+      this.timeline.schedule(this.stuckUntil + this.rng.seconds(5, 30), () => {
+        k.stuck = undefined;
+        this.updatePod(uid, (p) => ({ ...p, unschedulable: undefined as never, waiting: undefined as never }));
+        this.timeline.after(this.rng.seconds(1.0, 2.2), () => this.startContainer(uid));
+      });
       return;
     }
     this.timeline.after(this.rng.seconds(1.0, 2.2), () => this.startContainer(uid));

@@ -319,6 +319,8 @@ class World {
     const next = structuredClone(current);
     change(next);
     this.store.put(kind, key, next);
+    // Slots that left the pool with this change are nobody's to serve any more.
+    this.checker.slotsLeft((name) => this.slotWanted(name));
   }
 
   // --- Knative: the source, the broker, the services ---------------------------------
@@ -454,14 +456,16 @@ class World {
       now: () => this.timeline.now,
       at: (at: number, fn: () => void) => this.timeline.schedule(at, fn, true),
       latency: () => this.apiRng.int(1, 25),
-      interfere: (_instance: string, _op: string, write: boolean): Interference => {
+      interfere: (_instance: string, op: string, write: boolean): Interference => {
         const now = this.timeline.now;
         if (now < this.faults.apiErrors.until && this.apiRng.chance(this.faults.apiErrors.p)) {
           const roll = this.apiRng.next();
           if (roll < 0.2) return { kind: 'timeout', applied: write && this.apiRng.chance(0.5) };
           return { kind: 'error', status: this.apiRng.pick([409, 429, 500, 503] as const) };
         }
-        if (!write && now < this.faults.stale.until && this.apiRng.chance(this.faults.stale.p)) return { kind: 'stale', lagMs: this.apiRng.seconds(0.2, 5) };
+        // A lagging cache answers single-object reads (the guarded write that follows meets a 409). Swarm's lists are
+        // consistent reads (lib/kube: no resourceVersion=0), so they are never served stale.
+        if (!write && op.startsWith('get') && now < this.faults.stale.until && this.apiRng.chance(this.faults.stale.p)) return { kind: 'stale', lagMs: this.apiRng.seconds(0.2, 5) };
         return { kind: 'none' };
       },
       served: (instance: string, op: string, result: unknown, stale: boolean) => {
