@@ -71,10 +71,12 @@ function restartWorkspace(
   // started before its share existed (it predates the first assignment, or the
   // StatefulSet made it before this write): it runs an older config, like a
   // changed worker, until it says otherwise (a hot reload settles the step).
-  // A pod that cannot acknowledge is restarted once too: what it read cannot be observed.
+  // So is one that cannot acknowledge once its container runs: what it read cannot be observed
+  // (a pod whose container has not started yet reads the share being written).
   const predating = plan.addedWorkers.filter((w) => {
     const { pod, ack } = now.facts(w);
-    return pod !== undefined && !pod.terminating && ack !== 'runs';
+    if (!pod || pod.terminating) return false;
+    return ack === undefined ? pod.startedAt !== undefined : isServing(pod) && ack !== 'runs';
   });
   const restarting = new Set([...plan.changedWorkers, ...predating, ...unknown]);
   const change = { ...plan, changedWorkers: [...restarting] };

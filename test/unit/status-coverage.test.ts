@@ -93,8 +93,9 @@ describe('computeCoverage', () => {
     // Version 5 moved b from worker-0 to worker-1; neither has reloaded (restart policy Restart).
     const v5 = parse(render({ version: 5, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 5 }, 'swarm-worker-1': { jobs: ['b', 'c'], version: 5 } } }));
     const moved = { version: 5, moves: [{ job: 'b', from: 'swarm-worker-0', to: 'swarm-worker-1' }] };
-    const judge = (leases: LeaseView[], lastChange?: typeof moved) =>
-      computeCoverage({ jobs, config: v5, pods: podsByWorker('swarm-worker', 2, [pod(0), pod(1)]), leases, restartPending: new Set(), ...(lastChange ? { lastChange } : {}) });
+    // Both restarts are due: each pod still runs what it loaded.
+    const judge = (leases: LeaseView[], lastChange?: typeof moved, restartPending = new Set(['swarm-worker-0', 'swarm-worker-1'])) =>
+      computeCoverage({ jobs, config: v5, pods: podsByWorker('swarm-worker', 2, [pod(0), pod(1)]), leases, restartPending, ...(lastChange ? { lastChange } : {}) });
     const before = [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])];
     const c = judge(before, moved);
     // b runs on its old owner: nothing is uncovered. worker-0 runs (more than) its share; worker-1 lacks b.
@@ -108,6 +109,20 @@ describe('computeCoverage', () => {
     expect(judge([lease(0, 5, ['a']), lease(1, 4, ['c'])], moved).uncovered).toEqual(['b']);
   });
 
+
+  it('a worker that reloads by itself (no restart due) is never credited with the share it had before: it may have stopped it (the simulator, bbm-hot-reload-status-credit)', () => {
+    const v5 = parse(render({ version: 5, workloads: { 'swarm-worker-0': { jobs: ['a'], version: 5 }, 'swarm-worker-1': { jobs: ['b', 'c'], version: 5 } } }));
+    const moved = { version: 5, moves: [{ job: 'b', from: 'swarm-worker-0', to: 'swarm-worker-1' }] };
+    const c = computeCoverage({
+      jobs,
+      config: v5,
+      pods: podsByWorker('swarm-worker', 2, [pod(0), pod(1)]),
+      leases: [lease(0, 4, ['a', 'b']), lease(1, 4, ['c'])],
+      restartPending: new Set(),
+      lastChange: moved,
+    });
+    expect(c.uncovered).toEqual(['a', 'b', 'c']);
+  });
   it('pods that do not declare acknowledgements are inferred (unverified): Ready and no restart pending', () => {
     const plain = { labels: { app: 'swarm-worker' } };
     const c = coverage([pod(0, plain), pod(1, plain)], [], ['swarm-worker-1']);
