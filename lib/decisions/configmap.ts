@@ -139,7 +139,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
           return step && stepState(step, f) !== 'done' ? { ...f, restartPending: true } : f;
         };
   // A StatefulSet pod replaced under its own name, or any stuck worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
-  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }) : undefined;
+  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }, dedicatedJobs(spec.workload.jobs)) : undefined;
   const target = custody?.target ?? result.assignment;
   // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
   // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
@@ -216,6 +216,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
 }
+
+const dedicatedJobs = (jobs: ValidSwarm['spec']['workload']['jobs']): Set<string> =>
+  new Set(jobs.flatMap((j) => (typeof j === 'object' && j.dedicated ? [j.name] : [])));
 
 const sameJobs = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
   (a ?? []).length === (b ?? []).length && (a ?? []).every((j, i) => j === (b ?? [])[i]);

@@ -73,13 +73,18 @@ export function inCustody(
   previous: WorkerConfig | undefined,
   facts: (worker: string) => WorkerFacts,
   pool: { replacesUnderOwnName: boolean },
+  /** Jobs that ask for a worker of their own: their workers take no custody while another serves. */
+  dedicated: ReadonlySet<string> = new Set(),
 ): Custody {
   const workers = Object.keys(target);
   const replaced = (w: string) => pool.replacesUnderOwnName && !!facts(w).pod?.terminating;
   const away = workers.filter((w) => (replaced(w) || isStuck(facts(w).pod)) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
-  const custodians = workers.filter((w) => isServing(facts(w).pod));
-  if (custodians.length === 0) return { target, handover: !away.some(replaced) };
+  const serving = workers.filter((w) => isServing(facts(w).pod));
+  if (serving.length === 0) return { target, handover: !away.some(replaced) };
+  // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
+  const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
+  const custodians = shared.length > 0 ? shared : serving;
   const holder = new Map<string, string>();
   for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
   const next: Record<string, string[]> = Object.fromEntries(workers.map((w) => [w, [...target[w]!]]));

@@ -1,0 +1,38 @@
+// inCustody (lib/decisions/handoff.ts): the jobs of a worker out of service go to serving peers,
+// and never onto a worker that runs a dedicated job alone while another peer serves (the
+// simulator's power campaign: custody by job count picked the dedicated worker, it has the fewest).
+import { describe, expect, it } from 'vitest';
+import { inCustody } from '../../lib/decisions/handoff.js';
+import type { WorkerFacts } from '../../lib/decisions/restarts.js';
+import { parse, render } from '../../lib/workerconfig/index.js';
+import { workerPod } from '../support/views.js';
+
+const serving = (ordinal: number): WorkerFacts => ({ pod: workerPod(ordinal), ack: 'runs' });
+const crashLooping = (ordinal: number): WorkerFacts => ({ pod: { ...workerPod(ordinal), ready: false, waiting: { reason: 'CrashLoopBackOff' } } });
+const stuck = (ordinal: number): WorkerFacts => ({ pod: { ...workerPod(ordinal), ready: false, phase: 'Pending', unschedulable: '0/1 nodes are available' } });
+
+describe('custody of an out-of-service worker\'s jobs', () => {
+  const target = { 'swarm-worker-0': ['dedicated'], 'swarm-worker-1': ['a', 'b', 'c'], 'swarm-worker-2': ['d', 'e', 'f'] };
+  const previous = parse(render({ version: 3, workloads: Object.fromEntries(Object.entries(target).map(([w, jobs]) => [w, { jobs, version: 3 }])) }));
+
+  it('goes to the serving peers without a dedicated job, however few jobs the dedicated worker has', () => {
+    const facts = (w: string) => (w === 'swarm-worker-2' ? crashLooping(2) : serving(Number(w.slice(-1))));
+    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: true }, new Set(['dedicated']));
+    expect(custody.target['swarm-worker-0']).toEqual(['dedicated']);
+    expect(custody.target['swarm-worker-1']).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(custody.target['swarm-worker-2']).toEqual([]);
+  });
+
+  it('falls back to the dedicated worker when it is the only one serving', () => {
+    const facts = (w: string) => (w === 'swarm-worker-0' ? serving(0) : crashLooping(Number(w.slice(-1))));
+    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: true }, new Set(['dedicated']));
+    expect([...custody.target['swarm-worker-0']!].sort()).toEqual(['a', 'b', 'c', 'd', 'dedicated', 'e', 'f']);
+  });
+
+  it('covers a pod that cannot start (unschedulable, an image that cannot be pulled), not only a crash loop', () => {
+    const facts = (w: string) => (w === 'swarm-worker-2' ? stuck(2) : serving(Number(w.slice(-1))));
+    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: false }, new Set());
+    expect(custody.target['swarm-worker-2']).toEqual([]);
+    expect(Object.values(custody.target).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'dedicated', 'e', 'f']);
+  });
+});

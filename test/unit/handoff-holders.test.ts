@@ -1,0 +1,69 @@
+// Defects the simulator found (test/sim/corpus), each on the decision it concerns: who still holds
+// a job when its pod is outside the StatefulSet's range, a lost config under break-before-make, and
+// a new pod under policy Restart that cannot show what it read.
+import { describe, expect, it } from 'vitest';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { readRestarts } from '../../lib/decisions/workspace.js';
+import type { PodView } from '../../lib/kube/types.js';
+import { swarmOf } from '../support/fixtures.js';
+import { acknowledgingLabels, configOf, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
+
+const jobs = Array.from({ length: 6 }, (_, i) => `job-${i}`);
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => workerPod(ordinal, { labels: acknowledgingLabels, ...over });
+
+describe('pods outside the range still hold what the config in force gives them', () => {
+  it('ordinals.start moved under make-before-break: the old pods keep their jobs, releasing, until the new ones acknowledge (mbb-ordinals-start)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'MakeBeforeBreak' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const old = [pod(0), pod(1)];
+    const moved = { ...sts(2), startOrdinal: 1 };
+    const next = configOf(written(decideConfigMap({ swarm, statefulSet: moved, configMap: first, pods: old, leases: old.map((p) => runs(p, v1)) })));
+    // swarm-worker-0 is outside 1..2 now, but its pod runs its jobs: it keeps them until swarm-worker-2 acknowledges.
+    expect(next.workloads['swarm-worker-0']?.jobs).toEqual(v1.workloads['swarm-worker-0']?.jobs);
+    expect(next.workloads['swarm-worker-0']?.releasing).toEqual(v1.workloads['swarm-worker-0']?.jobs);
+  });
+
+  it('ordinals.start moved under break-before-make: nobody gains the old pods\' jobs while they run them (ordinals-start-break-before-make)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'BreakBeforeMake' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const old = [pod(0), pod(1)];
+    const stage = written(decideConfigMap({ swarm, statefulSet: { ...sts(2), startOrdinal: 1 }, configMap: first, pods: old, leases: old.map((p) => runs(p, v1)) }));
+    const next = configOf(stage);
+    const stillRunning = new Set(v1.workloads['swarm-worker-0']!.jobs);
+    for (const [worker, share] of Object.entries(next.workloads)) {
+      if (worker === 'swarm-worker-0') continue;
+      expect(share.jobs.filter((j) => stillRunning.has(j))).toEqual([]);
+    }
+    // The departing worker stays listed, with no jobs, until it acknowledges none or is gone.
+    expect(next.workloads['swarm-worker-0']?.jobs).toEqual([]);
+  });
+});
+
+describe('a lost config under break-before-make', () => {
+  it('publishes every job as awaiting, to nobody, until every live pod acknowledges a share of none (configmap-deleted-break-before-make)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'BreakBeforeMake' } }));
+    const withStatus = { ...swarm, status: { version: 7 } };
+    const pods = [pod(0), pod(1)];
+    const recreated = configOf(written(decideConfigMap({ swarm: withStatus, statefulSet: sts(2), configMap: undefined, pods, leases: [] })));
+    expect(recreated.version).toBe(8);
+    for (const share of Object.values(recreated.workloads)) expect(share.jobs).toEqual([]);
+    expect(Object.values(recreated.workloads).flatMap((s) => s.awaiting ?? []).sort()).toEqual([...jobs].sort());
+  });
+});
+
+describe('policy Restart: a new worker\'s running pod that cannot acknowledge', () => {
+  it('is restarted once: what it read before its share was written cannot be observed (restart-noack-scale-up-inferred)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const plain = (ordinal: number, over: Partial<PodView> = {}) => workerPod(ordinal, { startedAt: '2026-01-01T00:00:05Z', ...over });
+    const early = plain(2);
+    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods: [plain(0), plain(1), early] }));
+    expect(readRestarts(up.annotations).steps.map((s) => [s.worker, s.staleUid])).toContainEqual(['swarm-worker-2', early.uid]);
+    // One whose container has not started reads the share being written: not restarted.
+    const pending = plain(2, { startedAt: undefined as never, ready: false, phase: 'Pending' });
+    const fresh = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods: [plain(0), plain(1), pending] }));
+    expect(readRestarts(fresh.annotations).steps.map((s) => s.worker)).not.toContain('swarm-worker-2');
+  });
+});
