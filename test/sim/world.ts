@@ -7,7 +7,8 @@ import type { Swarm } from '../../lib/api/types.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer, type Coalescer } from '../../lib/reconcilers/coalesce.js';
+import { parse } from '../../lib/workerconfig/index.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { assignFunction } from '../../functions/assign/index.js';
 import { restartFunction } from '../../functions/restart/index.js';
@@ -39,6 +40,8 @@ export interface RunResult {
   steps: number;
   simulatedMs: number;
   trace: string[];
+  /** The end state: config.yml's assignment (owners without marks) and status, as plain data. */
+  final: { assignment: Record<string, string[]>; status: Record<string, unknown> | undefined };
 }
 
 interface Instance {
@@ -66,9 +69,26 @@ const PROBES = (() => {
   return { assign: assignFunction(env, createCoalescer()), restart: restartFunction(env, createCoalescer()) };
 })();
 
-export function run(schedule: Schedule, options: { trace?: boolean; maxSteps?: number } = {}): Promise<RunResult> {
-  return new World(schedule, !!options.trace).run(options.maxSteps ?? 2_000_000);
+/**
+ * The shortcuts an event's path takes before a whole reconcile (docs/design.md): each can be switched off, so a
+ * campaign run with and without it shows it changes no outcome. `echoSkip`: a Swarm update whose copy shows its
+ * generation observed is not reconciled (lib/reconcilers/keys.ts); `coalescer`: events arriving while a reconcile
+ * of their Swarm runs share one follow-up (lib/reconcilers/coalesce.ts).
+ */
+export interface Shortcuts {
+  echoSkip: boolean;
+  coalescer: boolean;
 }
+
+export function run(schedule: Schedule, options: { trace?: boolean; maxSteps?: number; shortcuts?: Partial<Shortcuts> } = {}): Promise<RunResult> {
+  return new World(schedule, !!options.trace, { echoSkip: true, coalescer: true, ...options.shortcuts }).run(options.maxSteps ?? 2_000_000);
+}
+
+/** No coalescing: every caller runs its own reconcile. */
+const uncoalesced: Coalescer = {
+  run: async (_key, reconcile) => ({ value: await reconcile(false), shared: false }),
+  inFlight: () => 0,
+};
 
 class World {
   private readonly timeline = new Timeline();
@@ -91,6 +111,7 @@ class World {
   constructor(
     private readonly schedule: Schedule,
     private readonly tracing: boolean,
+    private readonly shortcuts: Shortcuts,
   ) {
     const root = new Rng(schedule.seed);
     this.rng = root.fork('world');
@@ -169,7 +190,26 @@ class World {
     }
     if (!finished) this.checker.defect(`the run did not finish in ${maxSteps} steps`);
     for (const i of this.instances) i.dead = true;
-    return { seed: this.schedule.seed, violations: this.checker.violations, steps: this.steps, simulatedMs: this.timeline.now, trace: this.trace };
+    return { seed: this.schedule.seed, violations: this.checker.violations, steps: this.steps, simulatedMs: this.timeline.now, trace: this.trace, final: this.final() };
+  }
+
+  /** Who owns what at the end (config.yml's shares less their marks: a job `releasing` is its gainer's) and status. */
+  private final(): RunResult['final'] {
+    const cm = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG));
+    const swarm = this.store.peek<Swarm>('Swarm', podKey(NS, 'swarm'));
+    const assignment: Record<string, string[]> = {};
+    try {
+      const config = parse(cm?.data['config.yml'] ?? '');
+      for (const [worker, share] of Object.entries(config.workloads)) {
+        const releasing = new Set(share.releasing ?? []);
+        assignment[worker] = [...share.jobs.filter((j) => !releasing.has(j)), ...(share.awaiting ?? [])].sort();
+      }
+    } catch {
+      // no readable config: an empty assignment
+    }
+    const { phase, uncoveredJobs, readyReplicas, replicas } = (swarm?.status ?? {}) as Record<string, unknown>;
+    const ready = (swarm?.status?.conditions ?? []).find((c) => c.type === 'Ready');
+    return { assignment, status: swarm?.status ? { phase, uncoveredJobs, readyReplicas, replicas, ready: ready?.status, reason: ready?.reason } : undefined };
   }
 
   private setup(): void {
@@ -350,6 +390,8 @@ class World {
     } catch (err) {
       return this.checker.defect(`a well-formed event was refused: ${String(err)}`);
     }
+    // Without the echo skip, assign's status echo is reconciled like any Swarm update.
+    if (!this.shortcuts.echoSkip && trigger.source === 'apiserver') delete trigger.generationObserved;
     const copies = this.net.chance(0.03) ? 2 : 1;
     for (let c = 0; c < copies; c++) {
       const delayed = now < this.faults.delay.until || this.net.chance(0.03);
@@ -435,7 +477,8 @@ class World {
       component: `swarm-${fn}`,
       log: silent,
     };
-    instance.handler = fn === 'assign' ? assignFunction(env, createCoalescer()) : restartFunction(env, createCoalescer());
+    const coalescer = this.shortcuts.coalescer ? createCoalescer() : uncoalesced;
+    instance.handler = fn === 'assign' ? assignFunction(env, coalescer) : restartFunction(env, coalescer);
     this.instances.push(instance);
     return instance;
   }
