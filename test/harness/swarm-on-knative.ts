@@ -40,7 +40,8 @@ export interface SwarmOnKnative {
   /** Pings `namespace` every `everyMs` until stopped (the PingSource's period is a minute at least). */
   pinging(namespace: string, everyMs: number): { stop(): void };
   /**
-   * The ids of the events the dead-letter Service (Knative's event_display) logged since it started;
+   * The events the dead-letter Service (Knative's event_display) logged since it started, each as its id, type and
+   * the function's answer (Knative's knativeerrorcode and knativeerrordata), so a failure says why;
    * with `namespace`, only those about it (an ApiServerSource event's `namespace` extension, a ping's data):
    * files share the cluster, and another file's trouble is not this one's failure.
    */
@@ -226,7 +227,13 @@ async function deadLetterIds(kubeconfig: string, namespace?: string): Promise<st
     .split(/^Context Attributes,$/m)
     .slice(1)
     .filter((block) => about(block) && forAFunction(block))
-    .map((block) => /^\s+id: (.+)$/m.exec(block)?.[1]?.trim() ?? '?');
+    .map((block) => {
+      // The id, the type, and what the function answered (Knative's error extensions), so a failure says why.
+      const attr = (name: string) => new RegExp(`^\\s+${name}: (.+)$`, 'm').exec(block)?.[1]?.trim();
+      const data = attr('knativeerrordata');
+      const decoded = data ? Buffer.from(data, 'base64').toString('utf8').slice(0, 300) : undefined;
+      return [attr('id') ?? '?', attr('type'), attr('knativeerrorcode'), decoded].filter((x) => x !== undefined).join(' ');
+    });
 }
 
 /** One event a function's pod logged as handled (answered 2xx): pino's `msg: "handled"` line with the event's id. */

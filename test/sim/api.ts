@@ -12,6 +12,7 @@ import type { ConfigMapPatch, ConfigMapView, EventView, LeaseView, PodView, Scal
 import { deploymentView, podKey, podView, statefulSetView, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj } from './model.js';
 import type { Rng } from './rng.js';
 import type { Kind, Store, Stored } from './store.js';
+import { mergeStrings } from '../support/merge-patch.js';
 
 /** What the API does to one request, decided by the world's faults (faults.ts). */
 export type Interference =
@@ -237,19 +238,11 @@ export class SimKube implements KubeClient {
       const c = this.store.get<ConfigMapObj>('ConfigMap', key);
       if (!c) throw new KubeError('NotFound', 404, 'configmap not found', 'patchConfigMap', 'PATCH');
       if (String(c.rv) !== patch.resourceVersion) throw new KubeError('Conflict', 409, 'the object has been modified', 'patchConfigMap', 'PATCH');
-      const merge = (into: Record<string, string>, change: Record<string, string | null> | undefined) => {
-        const out = { ...into };
-        for (const [k, v] of Object.entries(change ?? {})) {
-          if (v === null) delete out[k];
-          else out[k] = v;
-        }
-        return out;
-      };
       const next: ConfigMapObj = {
         ...c.value,
-        labels: merge(c.value.labels, patch.labels),
-        annotations: merge(c.value.annotations, patch.annotations),
-        data: merge(c.value.data, patch.data),
+        labels: mergeStrings(c.value.labels, patch.labels),
+        annotations: mergeStrings(c.value.annotations, patch.annotations),
+        data: mergeStrings(c.value.data, patch.data),
         ...(patch.ownerReferences ? { ownerReferences: structuredClone(patch.ownerReferences) } : {}),
       };
       const rv = this.store.put('ConfigMap', key, next);

@@ -8,6 +8,7 @@ import type { AnnotateOutcome, DeleteOutcome, KubeClient } from '../../lib/kube/
 import { KubeError } from '../../lib/kube/errors.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { CONFIG_REFRESH_ANNOTATION, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type EventView, type LeaseView, type PodView, type ScaleView, type StatefulSetView } from '../../lib/kube/types.js';
+import { mergeStrings } from './merge-patch.js';
 
 export type Op = keyof KubeClient;
 export interface Write {
@@ -305,19 +306,11 @@ export class MemoryKube implements KubeClient {
       throw new KubeError('Conflict', 409, 'configmap resourceVersion changed', 'patchConfigMap', 'PATCH');
     }
     this.record('patchConfigMap', patch.name);
-    const merge = (into: Record<string, string>, change: Record<string, string | null> | undefined) => {
-      const out = { ...into };
-      for (const [k, v] of Object.entries(change ?? {})) {
-        if (v === null) delete out[k];
-        else out[k] = v;
-      }
-      return out;
-    };
     const stored: ConfigMapView = {
       ...structuredClone(current),
-      labels: merge(current.labels, patch.labels),
-      annotations: merge(current.annotations, patch.annotations),
-      data: merge(current.data, patch.data),
+      labels: mergeStrings(current.labels, patch.labels),
+      annotations: mergeStrings(current.annotations, patch.annotations),
+      data: mergeStrings(current.data, patch.data),
       ...(patch.ownerReferences ? { ownerReferences: structuredClone(patch.ownerReferences) } : {}),
       resourceVersion: this.nextRv(),
     };
