@@ -36,6 +36,8 @@ export class JobRunner {
   /** Jobs whose start returned and that have not been stopped. */
   readonly running = new Set<string>();
   private readonly inFlight = new Set<InFlight>();
+  /** Stops in flight: a second stop of the job waits for the first instead of calling again. */
+  private readonly stopping = new Map<string, Promise<void>>();
 
   constructor(
     private readonly callbacks: Callbacks,
@@ -67,13 +69,20 @@ export class JobRunner {
   }
 
   /** Stops `job` and waits for its stop to return, however long (an overrun keeps it counted as running). A throw still ends it. */
-  async stop(job: string, context: JobContext): Promise<void> {
-    try {
-      await this.timed('stop', job, () => this.callbacks.stop(job, context));
-    } catch (error) {
-      this.onError('stop', job, error);
-    }
-    this.running.delete(job);
+  stop(job: string, context: JobContext): Promise<void> {
+    const already = this.stopping.get(job);
+    if (already) return already;
+    const stopping = (async () => {
+      try {
+        await this.timed('stop', job, () => this.callbacks.stop(job, context));
+      } catch (error) {
+        this.onError('stop', job, error);
+      }
+      this.running.delete(job);
+      this.stopping.delete(job);
+    })();
+    this.stopping.set(job, stopping);
+    return stopping;
   }
 
   /** Callbacks past their deadline now. */
