@@ -21,7 +21,7 @@ export function goHarness(progress: (line: string) => void = () => undefined): H
   mkdirSync(out, { recursive: true });
   const binary = join(out, 'go-conformance-harness');
   progress('building the Go SDK harness (go build, cached)');
-  const built = spawnSync('go', ['build', '-o', binary, './cmd/conformance-harness'], { cwd: join(REPO, 'sdk/go'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod' } });
+  const built = spawnSync('go', ['build', '-o', binary, './cmd/conformance-harness'], { cwd: join(REPO, 'sdk/go'), encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`go build of the Go SDK harness failed:\n${built.stderr}`);
   return { sdk: 'go', command: binary, args: [] };
 }
