@@ -19,7 +19,7 @@ COPY lib lib
 COPY functions functions
 COPY bin bin
 COPY examples examples
-COPY sdk/typescript sdk/typescript
+COPY sdk sdk
 RUN npm run build && npm run bundle
 
 # --- shared runtime: no compiler, no dev tools, no node_modules, not root ----
