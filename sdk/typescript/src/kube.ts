@@ -73,7 +73,7 @@ export function inClusterClient(options: InClusterOptions = {}): KubeClient {
       const headers: Record<string, string | number> = { authorization: `Bearer ${bearer()}`, accept: 'application/json' };
       if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
       return new Promise<T>((resolve, reject) => {
-        const req = httpsRequest({ host: host.includes(':') ? `[${host}]` : host, port, path, method, ca, headers, timeout: timeoutMs }, (res) => {
+        const req = httpsRequest({ hostname: host, port, path, method, ca, headers, timeout: timeoutMs }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
