@@ -47,7 +47,9 @@ func (f *fakeLeases) Create(_ context.Context, _ string, l Lease) error {
 	return nil
 }
 
-func (f *fakeLeases) Replace(ctx context.Context, ns string, l Lease) error { return f.Create(ctx, ns, l) }
+func (f *fakeLeases) Replace(ctx context.Context, ns string, l Lease) error {
+	return f.Create(ctx, ns, l)
+}
 
 func (f *fakeLeases) says() (string, string) {
 	f.mu.Lock()
