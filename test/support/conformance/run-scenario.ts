@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { parseWorker } from '../../../lib/assignment/workers.js';
 import { DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, WORKER_PROTOCOL, jobsDigest, render } from '../../../lib/workerconfig/index.js';
 import { clearVolume, writeVolume } from './config-dir.js';
-import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer } from './namespace.js';
+import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer, type Prepared } from './namespace.js';
 import type { LeaseExpectation, Scenario, Step } from './scenario.js';
 
 export interface Harness {
@@ -64,8 +64,19 @@ export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, wh
 
 export async function runScenario(api: ApiServer, scenario: Scenario, harness: Harness): Promise<void> {
   const label = `${harness.sdk}-${scenario.name}`.replace(/[^a-z0-9-]/g, '-').slice(0, 40);
-  const { namespace, token } = await prepareNamespace(api, scenario, label);
+  const cleanups: (() => unknown)[] = [];
+  try {
+    const prepared = await prepareNamespace(api, scenario, label);
+    cleanups.push(() => deleteNamespace(api, prepared.namespace));
+    await driveScenario(api, scenario, harness, prepared, cleanups);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }
+}
+
+async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harness, { namespace, token }: Prepared, cleanups: (() => unknown)[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-conformance-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const uid = randomUUID();
   const pool = parseWorker(scenario.pod)?.statefulSet ?? scenario.pod;
   const saDir = join(dir, 'serviceaccount');
@@ -86,6 +97,7 @@ export async function runScenario(api: ApiServer, scenario: Scenario, harness: H
     },
     (err) => (watchError = err),
   );
+  cleanups.push(() => watch.abort());
   // A Lease the scenario made before the worker started is not the worker's.
   const preexisting = scenario.api?.lease ? 1 : 0;
   await until('the Lease watch', () => (leases.length >= preexisting ? true : undefined), () => '');
@@ -121,6 +133,7 @@ export async function runScenario(api: ApiServer, scenario: Scenario, harness: H
     }
   });
   child.on('exit', (code, signal) => (exit = { code, signal }));
+  cleanups.push(() => exit || child.kill('SIGKILL'));
   child.stdin.on('error', () => undefined);
   const send = (command: object) => child.stdin.write(`${JSON.stringify(command)}\n`);
 
@@ -213,14 +226,14 @@ export async function runScenario(api: ApiServer, scenario: Scenario, harness: H
     }
   }
 
-  try {
-    await until('the harness to be ready', () => (events.some((e) => e.event === 'ready') ? true : exit ? (() => { throw new Error(`the harness exited\n${describe()}`); })() : undefined), describe);
-    for (const [index, s] of scenario.steps.entries()) await step(s, index);
-    check(calls().length === consumed, 'calls after the last expected ones');
-  } finally {
-    if (!exit) child.kill('SIGKILL');
-    watch.abort();
-    await deleteNamespace(api, namespace);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await until(
+    'the harness to be ready',
+    () => {
+      if (exit) throw new Error(`the harness exited\n${describe()}`);
+      return events.some((e) => e.event === 'ready') ? true : undefined;
+    },
+    describe,
+  );
+  for (const [index, s] of scenario.steps.entries()) await step(s, index);
+  check(calls().length === consumed, 'calls after the last expected ones');
 }
