@@ -19,6 +19,7 @@ COPY lib lib
 COPY functions functions
 COPY bin bin
 COPY examples examples
+COPY sdk sdk
 RUN npm run build && npm run bundle
 
 # --- shared runtime: no compiler, no dev tools, no node_modules, not root ----
@@ -38,7 +39,7 @@ USER 1000:1000
 EXPOSE 8080
 
 # --- the reference worker (examples/worker) -------------------------------------
-# Its Kubernetes client is a chunk of its own, loaded on the first acknowledgement.
+# It runs on the TypeScript SDK (sdk/typescript), whose Kubernetes client is a few HTTPS calls.
 FROM runtime AS worker
 COPY --from=build --chown=root:root /src/dist/worker ./worker
 ENV CONFIG_PATH=/etc/swarm/config.yml

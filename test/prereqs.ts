@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ensurePythonVenv } from './support/conformance/python-venv.js';
 
 /** A Debian package, present when `check` (a command, or an absolute path) exists. */
 export interface HostPackage {
@@ -70,5 +71,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     missing += 1;
   }
   if (!ensureHostPackages([...CLUSTER_PACKAGES, ...IMAGE_PACKAGES, ...TEST_PACKAGES])) missing += 1;
+  // The Python worker SDK's dependencies (PyYAML, pytest) for its tests and the conformance suite: a venv in the cache, once.
+  if (!has('python3')) {
+    say('Python 3 is not installed: the Python worker SDK (sdk/python) is tested with it. Install python3 and python3-venv.');
+    missing += 1;
+  } else ensurePythonVenv(say);
   process.exit(missing ? 1 : 0);
 }

@@ -7,8 +7,8 @@
 //   {"time":"<ISO-8601>","event":"job.started","job":"stream:a","version":4,"configVersion":4,"pod":"swarm-worker-0","uid":"…",…}
 //
 // Pure: main.ts adds the time by logging the report the moment it happens.
-import type { ShareChange } from './share.js';
-import type { Transition, WorkerState } from './state.js';
+import type { ShareChange } from '../../sdk/typescript/src/share.js';
+import type { Transition, WorkerState } from '../../sdk/typescript/src/state.js';
 
 export const REPORT_EVENTS = ['worker.started', 'job.started', 'job.stopped', 'worker.stopped'] as const;
 export type ReportEvent = (typeof REPORT_EVENTS)[number];

@@ -1,8 +1,8 @@
 // The worker's HTTP surface: its current share (the original's remote
 // introspection: the jobs it runs, the config version it loaded and when) and
-// a liveness check.
+// a liveness check (the SDK's health: a callback overrun, docs/worker-protocol.md W24).
 import { createServer, type Server } from 'node:http';
-import type { Share } from './share.js';
+import type { Share } from '../../sdk/typescript/src/share.js';
 
 export interface AssignmentView {
   readonly pod: string;
@@ -17,7 +17,8 @@ export interface AssignmentView {
   readonly stopping?: boolean;
 }
 
-export function createWorkerServer(view: () => AssignmentView): Server {
+/** `healthy`: the worker's own check (default: always); /healthz answers 503 while it fails. */
+export function createWorkerServer(view: () => AssignmentView, healthy: () => Promise<boolean> = async () => true): Server {
   return createServer((request, response) => {
     const send = (status: number, body: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -25,7 +26,13 @@ export function createWorkerServer(view: () => AssignmentView): Server {
     };
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, { error: 'method not allowed' });
-    if (path === '/healthz') return send(200, { status: 'ok' });
+    if (path === '/healthz') {
+      void healthy().then(
+        (ok) => (ok ? send(200, { status: 'ok' }) : send(503, { status: 'unhealthy' })),
+        () => send(503, { status: 'unhealthy' }),
+      );
+      return;
+    }
     if (path === '/assignment') {
       const { pod, uid, share, configVersion, loadedAt, stopping = false } = view();
       return send(200, { pod, ...(uid ? { uid } : {}), jobs: share.jobs, version: share.version, configVersion, loadedAt, stopping });

@@ -1,4 +1,4 @@
-// The acknowledgement protocol between workers and Swarm (examples/worker/README.md):
+// The acknowledgement protocol between workers and Swarm (docs/worker-protocol.md):
 // each worker keeps one coordination.k8s.io/v1 Lease, named after its pod, saying
 // which config version and which jobs (by digest) it has really started. Swarm
 // reads them as observations; the worker library writes them. One home for the
@@ -20,6 +20,10 @@ export const VERSION_ANNOTATION = 'k8slab.info/config-version';
 export const DIGEST_ANNOTATION = 'k8slab.info/jobs-digest';
 /** RFC 3339: when it finished starting them. */
 export const LOADED_AT_ANNOTATION = 'k8slab.info/loaded-at';
+
+/** The worker protocol the writer implements (docs/worker-protocol.md); absent: protocol 1. */
+export const PROTOCOL_ANNOTATION = 'k8slab.info/worker-protocol';
+export const WORKER_PROTOCOL = '1';
 
 /** The Lease a worker pod writes is named after the pod. */
 export const leaseName = (pod: string): string => pod;

@@ -1,5 +1,5 @@
 // The digest of a job list, shared by Swarm (lib/decisions/coverage.ts) and the
-// workers (examples/worker/acknowledge.ts), so an acknowledgement can be checked
+// workers (sdk/typescript/src/lease.ts; sdk/go, sdk/python), so an acknowledgement can be checked
 // against the share without listing every job in it. Job names are ASCII
 // (lib/api/schema.ts), so code-unit order is byte order in any language:
 // sha256 over each name followed by "\n", names sorted, hex, prefixed "sha256:".

@@ -12,7 +12,7 @@ import { computeStatus } from '../../lib/decisions/status.js';
 import type { ConfigMapView, DeploymentView, LeaseView, PodView } from '../../lib/kube/types.js';
 import { deploymentView } from '../../lib/kube/views.js';
 import type { WorkerConfig } from '../../lib/workerconfig/index.js';
-import { holdsJobs } from '../../examples/worker/drain.js';
+import { holdsJobs } from '../../sdk/typescript/src/drain.js';
 import { apiServerEvent, toTrigger, type KubeObject } from '../../lib/events/index.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { parse } from '../../lib/workerconfig/index.js';

@@ -1,12 +1,11 @@
 // The worker library's acknowledgement over a fake Lease API: create, guarded
 // replace, conflicts and transient failures retried, refusals surfaced.
-import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { alreadySays, createAcknowledger, type LeaseApi } from '../../examples/worker/acknowledge.js';
+import { alreadySays, createAcknowledger, type Lease, type LeaseApi } from '../../sdk/typescript/src/lease.js';
 import { parseAcknowledgement, jobsDigest } from '../../lib/workerconfig/index.js';
 
 class FakeLeases implements LeaseApi {
-  lease: k8s.V1Lease | undefined;
+  lease: Lease | undefined;
   rv = 0;
   calls: string[] = [];
   failures: number[] = [];
@@ -19,14 +18,14 @@ class FakeLeases implements LeaseApi {
     this.maybeFail();
     return this.lease ? structuredClone(this.lease) : undefined;
   }
-  async create(_ns: string, lease: k8s.V1Lease) {
+  async create(_ns: string, lease: Lease) {
     this.calls.push('create');
     this.maybeFail();
     if (this.lease) throw Object.assign(new Error('exists'), { code: 409 });
     this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.rv) } };
     return this.lease;
   }
-  async replace(_ns: string, lease: k8s.V1Lease) {
+  async replace(_ns: string, lease: Lease) {
     this.calls.push('replace');
     this.maybeFail();
     if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw Object.assign(new Error('conflict'), { code: 409 });
@@ -38,7 +37,7 @@ class FakeLeases implements LeaseApi {
 const setup = (api: FakeLeases) =>
   createAcknowledger({ pod: 'swarm-worker-1', podUid: 'uid-1', namespace: 'ns', api, backoffMs: 1, now: () => new Date('2026-11-22T00:00:00Z') });
 
-describe('acknowledge (examples/worker/acknowledge.ts)', () => {
+describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
   it('creates the Lease named after the pod, labelled with its StatefulSet, held by the pod uid', async () => {
     const api = new FakeLeases();
     await setup(api)({ version: 3, jobs: ['b', 'a'] });

@@ -2,7 +2,7 @@
 // handed over (it leaves its StatefulSet, or is replaced under its own name
 // while Swarm says it hands them over) or stops at once.
 import { describe, expect, it } from 'vitest';
-import { departureOf, waitsOn, waitUntilReleased, type ConfigMapRead, type Departure } from '../../examples/worker/drain.js';
+import { departureOf, waitsOn, waitUntilReleased, type ConfigMapRead, type Departure } from '../../sdk/typescript/src/drain.js';
 import { parse } from '../../lib/workerconfig/index.js';
 
 describe('departureOf', () => {

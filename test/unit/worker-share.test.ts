@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { diffShares, EMPTY_SHARE, shareOf, type WorkloadsView } from '../../examples/worker/share.js';
-import { INITIAL_STATE, nextState, stopAll } from '../../examples/worker/state.js';
+import { diffShares, EMPTY_SHARE, shareOf, type WorkloadsView } from '../../sdk/typescript/src/share.js';
+import { INITIAL_STATE, nextState, stopAll } from '../../sdk/typescript/src/state.js';
 import { jobReports, lifecycleReport, transitionReports } from '../../examples/worker/report.js';
 
 const config: WorkloadsView = {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { watchConfigFile, type ConfigFileWatcher } from '../../examples/worker/watch.js';
+import { watchConfigFile, type ConfigFileWatcher } from '../../sdk/typescript/src/watch.js';
 
 let generation = 0;
 

@@ -1,4 +1,4 @@
-// Make-before-break on the way out: a pod asked to stop (SIGTERM) keeps running
+// Drain and handover (docs/worker-protocol.md §5.4, W19–W21). Make-before-break on the way out: a pod asked to stop (SIGTERM) keeps running
 // its jobs until the config gives it none, which the assign function publishes
 // only once the workers taking them over acknowledge them
 // (lib/decisions/handoff.ts). In a Deployment every stopped pod leaves (a
@@ -10,10 +10,9 @@
 // otherwise waiting would only hold its replacement back). The config is read
 // from the API while waiting: the kubelet may stop refreshing a terminating
 // pod's ConfigMap volume. The pod's terminationGracePeriodSeconds bounds the wait.
-import type * as k8s from '@kubernetes/client-node';
-import { workerIndex } from '../../lib/assignment/workers.js';
-import { HANDOVER_ANNOTATION, HANDOVER_VALUE } from '../../lib/workerconfig/handover.js';
-import { lazyApi } from './acknowledge.js';
+import { workerIndex } from '../../../lib/assignment/workers.js';
+import { HANDOVER_ANNOTATION, HANDOVER_VALUE } from '../../../lib/workerconfig/handover.js';
+import { getOrNone, type KubeClient } from './kube.js';
 import type { WorkloadsView } from './share.js';
 
 /**
@@ -37,16 +36,16 @@ export interface ConfigMapRead {
 }
 
 /** Reads ConfigMap `name` (undefined when it is gone). */
-export function configMapReader(namespace: string, name: string, key: string, kc?: k8s.KubeConfig): () => Promise<ConfigMapRead | undefined> {
-  const api = lazyApi((client, config) => config.makeApiClient(client.CoreV1Api), kc);
-  return async () =>
-    (await api()).readNamespacedConfigMap({ namespace, name }).then(
-      (cm) => ({ text: cm.data?.[key], handover: cm.metadata?.annotations?.[HANDOVER_ANNOTATION] === HANDOVER_VALUE }),
-      (err: unknown) => {
-        if ((err as { code?: unknown }).code === 404) return undefined;
-        throw err;
-      },
-    );
+export function configMapReader(client: KubeClient, namespace: string, name: string, key: string): () => Promise<ConfigMapRead | undefined> {
+  interface ConfigMap {
+    data?: Record<string, string>;
+    metadata?: { annotations?: Record<string, string> };
+  }
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
+  return async () => {
+    const cm = await getOrNone<ConfigMap>(client, path);
+    return cm && { text: cm.data?.[key], handover: cm.metadata?.annotations?.[HANDOVER_ANNOTATION] === HANDOVER_VALUE };
+  };
 }
 
 /** A StatefulSet's ordinals as read now: `start` … `start + replicas - 1`. */
@@ -69,16 +68,15 @@ export function departureOf(statefulSet: string, pod: string, range: StatefulSet
 }
 
 /** Reads StatefulSet `name`'s range (undefined when it is gone). */
-export function statefulSetReader(namespace: string, name: string, kc?: k8s.KubeConfig): () => Promise<StatefulSetRange | undefined> {
-  const api = lazyApi((client, config) => config.makeApiClient(client.AppsV1Api), kc);
-  return async () =>
-    (await api()).readNamespacedStatefulSet({ namespace, name }).then(
-      (sts) => ({ start: sts.spec?.ordinals?.start ?? 0, replicas: sts.spec?.replicas ?? 1 }),
-      (err: unknown) => {
-        if ((err as { code?: unknown }).code === 404) return undefined;
-        throw err;
-      },
-    );
+export function statefulSetReader(client: KubeClient, namespace: string, name: string): () => Promise<StatefulSetRange | undefined> {
+  interface StatefulSet {
+    spec?: { replicas?: number; ordinals?: { start?: number } };
+  }
+  const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets/${encodeURIComponent(name)}`;
+  return async () => {
+    const sts = await getOrNone<StatefulSet>(client, path);
+    return sts && { start: sts.spec?.ordinals?.start ?? 0, replicas: sts.spec?.replicas ?? 1 };
+  };
 }
 
 export interface DrainOptions {

@@ -1,0 +1,5 @@
+module k8slab.info/swarm/sdk/go
+
+go 1.22
+
+require gopkg.in/yaml.v3 v3.0.1

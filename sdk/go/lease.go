@@ -1,0 +1,212 @@
+// The acknowledgement (docs/worker-protocol.md §4): the pod's Lease says which
+// config version it applied and which jobs run. Written only when that
+// changes, guarded by resourceVersion; conflicts, throttling, server errors and
+// no answer are retried with backoff; a refusal (403, 422) is returned.
+package swarmworker
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The protocol's names (lib/workerconfig/acknowledgement.ts).
+const (
+	SwarmLabel         = "k8slab.info/swarm"
+	VersionAnnotation  = "k8slab.info/config-version"
+	DigestAnnotation   = "k8slab.info/jobs-digest"
+	LoadedAtAnnotation = "k8slab.info/loaded-at"
+	ProtocolAnnotation = "k8slab.info/worker-protocol"
+	HandoverAnnotation = "k8slab.info/handover"
+	HandoverValue      = "MakeBeforeBreak"
+	// Protocol is the version of docs/worker-protocol.md this SDK implements.
+	Protocol = "1"
+)
+
+// Lease is a coordination.k8s.io/v1 Lease, its unknown fields kept as they were read.
+type Lease map[string]any
+
+// LeaseAPI is the three calls the acknowledger makes; a Kube gives them, tests give a fake.
+type LeaseAPI interface {
+	Read(ctx context.Context, namespace, name string) (Lease, error) // nil, nil when absent
+	Create(ctx context.Context, namespace string, lease Lease) error
+	Replace(ctx context.Context, namespace string, lease Lease) error // 409 unless resourceVersion is current
+}
+
+type kubeLeases struct{ k *Kube }
+
+func leasesPath(namespace string) string {
+	return "/apis/coordination.k8s.io/v1/namespaces/" + url.PathEscape(namespace) + "/leases"
+}
+
+func (l kubeLeases) Read(ctx context.Context, namespace, name string) (Lease, error) {
+	var out Lease
+	err := l.k.Do(ctx, "GET", leasesPath(namespace)+"/"+url.PathEscape(name), nil, &out)
+	if StatusOf(err) == 404 {
+		return nil, nil
+	}
+	return out, err
+}
+
+func (l kubeLeases) Create(ctx context.Context, namespace string, lease Lease) error {
+	return l.k.Do(ctx, "POST", leasesPath(namespace), lease, nil)
+}
+
+func (l kubeLeases) Replace(ctx context.Context, namespace string, lease Lease) error {
+	name, _ := field(lease, "metadata")["name"].(string)
+	return l.k.Do(ctx, "PUT", leasesPath(namespace)+"/"+url.PathEscape(name), lease, nil)
+}
+
+// Leases is the LeaseAPI over a Kube.
+func (k *Kube) Leases() LeaseAPI { return kubeLeases{k} }
+
+func field(m map[string]any, name string) map[string]any {
+	if v, ok := m[name].(map[string]any); ok {
+		return v
+	}
+	return map[string]any{}
+}
+
+// Acknowledgement is what the Lease is to say.
+type Acknowledgement struct {
+	Version int
+	Jobs    []string
+}
+
+// LeaseFor is the Lease after acknowledging ack, from current (nil: none yet); fields it does not own are kept.
+func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt time.Time, current Lease) Lease {
+	out := Lease{}
+	for k, v := range current {
+		out[k] = v
+	}
+	out["apiVersion"], out["kind"] = "coordination.k8s.io/v1", "Lease"
+	meta := map[string]any{}
+	for k, v := range field(current, "metadata") {
+		meta[k] = v
+	}
+	meta["name"], meta["namespace"] = pod, namespace
+	labels := map[string]any{}
+	for k, v := range field(meta, "labels") {
+		labels[k] = v
+	}
+	labels[SwarmLabel] = pool
+	meta["labels"] = labels
+	annotations := map[string]any{}
+	for k, v := range field(meta, "annotations") {
+		annotations[k] = v
+	}
+	annotations[VersionAnnotation] = strconv.Itoa(ack.Version)
+	annotations[DigestAnnotation] = JobsDigest(ack.Jobs)
+	annotations[LoadedAtAnnotation] = loadedAt.UTC().Format(time.RFC3339Nano)
+	annotations[ProtocolAnnotation] = Protocol
+	meta["annotations"] = annotations
+	out["metadata"] = meta
+	spec := map[string]any{}
+	for k, v := range field(current, "spec") {
+		spec[k] = v
+	}
+	spec["holderIdentity"] = podUID
+	out["spec"] = spec
+	return out
+}
+
+// AlreadySays is true when lease says ack, held by podUID.
+func AlreadySays(lease Lease, podUID string, ack Acknowledgement) bool {
+	if lease == nil {
+		return false
+	}
+	a := field(field(lease, "metadata"), "annotations")
+	return field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
+		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == Protocol
+}
+
+var ordinalSuffix = regexp.MustCompile(`^(.+)-(0|[1-9][0-9]*)$`)
+
+// PoolOf is the pool's name: given, else a StatefulSet pod's name less its ordinal.
+func PoolOf(pod, given string) string {
+	if given != "" {
+		return given
+	}
+	if m := ordinalSuffix.FindStringSubmatch(pod); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func transient(status int) bool {
+	return status == 0 || status == 409 || status == 429 || status >= 500
+}
+
+// Acknowledger writes acknowledgements one at a time; of those queued behind one in flight only the newest is written.
+type Acknowledger struct {
+	API                          LeaseAPI
+	Pod, PodUID, Namespace, Pool string
+	Attempts                     int           // default 8
+	Backoff                      time.Duration // default 200 ms, doubling, at most 5 s
+	Now                          func() time.Time
+
+	mu     sync.Mutex
+	write  sync.Mutex
+	latest *Acknowledgement
+}
+
+// Acknowledge returns once the Lease says ack (or a newer call superseded it), or with the error that ended the tries.
+func (a *Acknowledger) Acknowledge(ctx context.Context, ack Acknowledgement) error {
+	mine := &ack
+	a.mu.Lock()
+	a.latest = mine
+	a.mu.Unlock()
+	a.write.Lock()
+	defer a.write.Unlock()
+	attempts, backoff, now := a.Attempts, a.Backoff, a.Now
+	if attempts == 0 {
+		attempts = 8
+	}
+	if backoff == 0 {
+		backoff = 200 * time.Millisecond
+	}
+	if now == nil {
+		now = time.Now
+	}
+	loadedAt := now()
+	for attempt := 1; ; attempt++ {
+		a.mu.Lock()
+		superseded := a.latest != mine
+		a.mu.Unlock()
+		if superseded {
+			return nil
+		}
+		err := func() error {
+			current, err := a.API.Read(ctx, a.Namespace, a.Pod)
+			if err != nil {
+				return err
+			}
+			if AlreadySays(current, a.PodUID, ack) {
+				return nil
+			}
+			body := LeaseFor(a.Pod, a.PodUID, a.Namespace, a.Pool, ack, loadedAt, current)
+			if current == nil {
+				return a.API.Create(ctx, a.Namespace, body)
+			}
+			return a.API.Replace(ctx, a.Namespace, body)
+		}()
+		if err == nil {
+			return nil
+		}
+		if !transient(StatusOf(err)) || attempt >= attempts {
+			return err
+		}
+		wait := backoff << (attempt - 1)
+		if wait > 5*time.Second {
+			wait = 5 * time.Second
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,239 @@
+// Drives one SDK's conformance harness through one scenario: writes config.yml
+// as the kubelet does, changes the API objects, signals the process, and
+// checks the callbacks it reports and the Lease it writes on a real API server.
+import * as k8s from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseWorker } from '../../../lib/assignment/workers.js';
+import { DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, WORKER_PROTOCOL, jobsDigest, render } from '../../../lib/workerconfig/index.js';
+import { clearVolume, writeVolume } from './config-dir.js';
+import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer, type Prepared } from './namespace.js';
+import type { LeaseExpectation, Scenario, Step } from './scenario.js';
+
+export interface Harness {
+  readonly sdk: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** How long a step waits for what it expects: a bound on a failure, never a measured time. */
+const WAIT_MS = 20_000;
+/** The harness's deadlines: short, so overruns happen within a step's wait. */
+const DEADLINE_MS = 1500;
+
+type Call = { event: 'start' | 'stop'; job: string };
+interface LeaseState {
+  lease: k8s.V1Lease;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(what: string, check: () => T | undefined, describe: () => string): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${describe()}`);
+    await sleep(50);
+  }
+}
+
+/** What is wrong with `lease` against the expectation, or undefined when it matches (W9, W13, W14). */
+export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string }): string | undefined {
+  const annotations = lease.metadata?.annotations ?? {};
+  const labels = lease.metadata?.labels ?? {};
+  const spec = (lease.spec ?? {}) as Record<string, unknown>;
+  const wrong: string[] = [];
+  if (lease.spec?.holderIdentity !== who.uid) wrong.push(`holder ${lease.spec?.holderIdentity} (want ${who.uid})`);
+  if (labels[SWARM_LABEL] !== who.pool) wrong.push(`label ${SWARM_LABEL}=${labels[SWARM_LABEL]} (want ${who.pool})`);
+  if (annotations[VERSION_ANNOTATION] !== String(expected.version)) wrong.push(`version ${annotations[VERSION_ANNOTATION]} (want ${expected.version})`);
+  if (annotations[DIGEST_ANNOTATION] !== jobsDigest(expected.jobs)) wrong.push(`digest ${annotations[DIGEST_ANNOTATION]} (want that of [${expected.jobs.join(', ')}])`);
+  if (annotations[PROTOCOL_ANNOTATION] !== WORKER_PROTOCOL) wrong.push(`${PROTOCOL_ANNOTATION}=${annotations[PROTOCOL_ANNOTATION]}`);
+  if (Number.isNaN(Date.parse(annotations[LOADED_AT_ANNOTATION] ?? ''))) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}`);
+  for (const field of ['renewTime', 'acquireTime', 'leaseDurationSeconds', 'leaseTransitions']) if (spec[field] !== undefined && spec[field] !== null) wrong.push(`spec.${field} set (reserved, W14)`);
+  for (const [k, v] of Object.entries(expected.labels ?? {})) if (labels[k] !== v) wrong.push(`label ${k}=${labels[k]} (want ${v})`);
+  for (const [k, v] of Object.entries(expected.annotations ?? {})) if (annotations[k] !== v) wrong.push(`annotation ${k}=${annotations[k]} (want ${v})`);
+  return wrong.length ? wrong.join('; ') : undefined;
+}
+
+export async function runScenario(api: ApiServer, scenario: Scenario, harness: Harness): Promise<void> {
+  const label = `${harness.sdk}-${scenario.name}`.replace(/[^a-z0-9-]/g, '-').slice(0, 40);
+  const cleanups: (() => unknown)[] = [];
+  try {
+    const prepared = await prepareNamespace(api, scenario, label);
+    cleanups.push(() => deleteNamespace(api, prepared.namespace));
+    await driveScenario(api, scenario, harness, prepared, cleanups);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }
+}
+
+async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harness, { namespace, token }: Prepared, cleanups: (() => unknown)[]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-conformance-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const uid = randomUUID();
+  const pool = parseWorker(scenario.pod)?.statefulSet ?? scenario.pod;
+  const saDir = join(dir, 'serviceaccount');
+  const volume = join(dir, 'config');
+  mkdirSync(saDir);
+  mkdirSync(volume);
+  writeFileSync(join(saDir, 'token'), token);
+  writeFileSync(join(saDir, 'ca.crt'), api.ca);
+  writeFileSync(join(saDir, 'namespace'), namespace);
+
+  const leases: LeaseState[] = [];
+  let watchError: unknown;
+  const watch = await new k8s.Watch(api.kc).watch(
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    { fieldSelector: `metadata.name=${scenario.pod}` },
+    (phase, lease: k8s.V1Lease) => {
+      if (phase === 'ADDED' || phase === 'MODIFIED') leases.push({ lease });
+    },
+    (err) => (watchError = err),
+  );
+  cleanups.push(() => watch.abort());
+  // A Lease the scenario made before the worker started is not the worker's.
+  const preexisting = scenario.api?.lease ? 1 : 0;
+  await until('the Lease watch', () => (leases.length >= preexisting ? true : undefined), () => '');
+
+  const child = spawn(harness.command, [...harness.args], {
+    cwd: harness.cwd,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...harness.env,
+      POD_NAME: scenario.pod,
+      POD_UID: uid,
+      POD_NAMESPACE: namespace,
+      CONFIG_PATH: join(volume, 'config.yml'),
+      KUBERNETES_SERVICE_HOST: api.host,
+      KUBERNETES_SERVICE_PORT: String(api.port),
+      SWARM_HARNESS_SERVICEACCOUNT_DIR: saDir,
+      SWARM_HARNESS_START_DEADLINE_MS: String(DEADLINE_MS),
+      SWARM_HARNESS_STOP_DEADLINE_MS: String(DEADLINE_MS),
+      ...scenario.env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const events: Record<string, unknown>[] = [];
+  let stderr = '';
+  let exit: { code: number | null; signal: string | null } | undefined;
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-6000)));
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      events.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      stderr += `(stdout, not JSON) ${line}\n`;
+    }
+  });
+  child.on('exit', (code, signal) => (exit = { code, signal }));
+  cleanups.push(() => exit || child.kill('SIGKILL'));
+  child.stdin.on('error', () => undefined);
+  const send = (command: object) => child.stdin.write(`${JSON.stringify(command)}\n`);
+
+  const calls = (): Call[] => events.filter((e): e is Call => e.event === 'start' || e.event === 'stop');
+  let consumed = 0;
+  let matchedLease = preexisting - 1;
+  let asked = 0;
+  const describe = () =>
+    [
+      `harness ${harness.sdk}, scenario ${scenario.name}, namespace ${namespace}`,
+      `calls: ${calls().map((c, i) => `${i < consumed ? '' : '*'}${c.event} ${c.job}`).join(', ') || '(none)'} (* not yet expected)`,
+      `lease states: ${leases.map((l) => `${l.lease.metadata?.annotations?.[VERSION_ANNOTATION]}/${l.lease.spec?.holderIdentity === uid ? 'own' : 'other'}`).join(', ') || '(none)'}`,
+      `exit: ${exit ? JSON.stringify(exit) : 'running'}${watchError ? `; lease watch ended: ${String(watchError)}` : ''}`,
+      `stderr (tail):\n${stderr.slice(-3000)}`,
+    ].join('\n');
+  const check = (ok: boolean, what: string) => {
+    if (!ok) throw new Error(`${what}\n${describe()}`);
+  };
+
+  async function step(s: Step, index: number): Promise<void> {
+    const at = `step ${index + 1} (${Object.keys(s)[0]})`;
+    if ('run' in s) send({ cmd: 'run' });
+    else if ('config' in s) writeVolume(volume, { 'config.yml': render(s.config) });
+    else if ('configText' in s) writeVolume(volume, { 'config.yml': s.configText });
+    else if ('removeConfig' in s) clearVolume(volume, 'config.yml');
+    else if ('configMap' in s) await putConfigMap(api, namespace, s.configMap, scenario.api?.handover === true);
+    else if ('hold' in s || 'release' in s || 'fail' in s) {
+      const [cmd, target] = Object.entries(s)[0] as [string, { start?: string; stop?: string }];
+      for (const [callback, job] of Object.entries(target)) send({ cmd, callback, job });
+    } else if ('sick' in s) send({ cmd: 'sick', job: s.sick });
+    else if ('well' in s) send({ cmd: 'well', job: s.well });
+    else if ('settle' in s) await sleep(s.settle * 1000);
+    else if ('sigterm' in s) child.kill('SIGTERM');
+    else if ('calls' in s) {
+      const want = [...(s.calls.stop ?? []).map((job) => `stop ${job}`), ...(s.calls.start ?? []).map((job) => `start ${job}`)].sort();
+      const got = await until(
+        `${at}: calls ${want.join(', ') || 'none'}`,
+        () => {
+          const fresh = calls().slice(consumed).map((c) => `${c.event} ${c.job}`);
+          const sorted = [...fresh].sort();
+          const extra = sorted.filter((c, i) => sorted.indexOf(c) === i && sorted.filter((x) => x === c).length > want.filter((x) => x === c).length);
+          if (extra.length) throw new Error(`${at}: unexpected calls ${extra.join(', ')} (expected ${want.join(', ') || 'none'})\n${describe()}`);
+          return sorted.length === want.length ? fresh : undefined;
+        },
+        describe,
+      );
+      const firstStart = got.findIndex((c) => c.startsWith('start '));
+      check(firstStart === -1 || got.slice(firstStart).every((c) => c.startsWith('start ')), `${at}: a start came before a stop (W8): ${got.join(', ')}`);
+      consumed += got.length;
+    } else if ('lease' in s || 'leaseNow' in s) {
+      const expected = 'lease' in s ? s.lease : s.leaseNow;
+      const mine = (i: number) => leaseMismatch(leases[i]!.lease, expected, { uid, pool });
+      if ('leaseNow' in s) {
+        const last = leases.length - 1;
+        check(last > matchedLease || last === matchedLease, `${at}: no Lease`);
+        const wrong = last >= 0 ? mine(last) : 'no Lease';
+        check(wrong === undefined, `${at}: the Lease now: ${wrong}`);
+        matchedLease = last;
+      } else {
+        matchedLease = await until(
+          `${at}: the Lease to say version ${expected.version}, [${expected.jobs.join(', ')}]`,
+          () => {
+            for (let i = matchedLease + 1; i < leases.length; i++) if (mine(i) === undefined) return i;
+            return undefined;
+          },
+          () => `${describe()}\nlast mismatch: ${leases.length ? mine(leases.length - 1) : 'no Lease'}`,
+        );
+      }
+    } else if ('leaseUnchanged' in s) check(leases.length - 1 === matchedLease, `${at}: the Lease was written again (W12)`);
+    else if ('noLease' in s) check(leases.length === preexisting, `${at}: a Lease was written`);
+    else if ('health' in s) {
+      const answers = () => events.filter((e) => e.event === 'health');
+      const before = answers().length;
+      await until(
+        `${at}: health ${s.health}`,
+        () => {
+          const all = answers();
+          if (all.length > before && all.at(-1)!.healthy === s.health) return true;
+          if (all.length >= asked) {
+            asked += 1;
+            send({ cmd: 'health' });
+          }
+          return undefined;
+        },
+        describe,
+      );
+    } else if ('exit' in s) {
+      const done = await until(`${at}: exit ${s.exit}`, () => exit, describe);
+      check(done.code === s.exit, `${at}: exited ${JSON.stringify(done)}, want ${s.exit}`);
+    }
+  }
+
+  await until(
+    'the harness to be ready',
+    () => {
+      if (exit) throw new Error(`the harness exited\n${describe()}`);
+      return events.some((e) => e.event === 'ready') ? true : undefined;
+    },
+    describe,
+  );
+  for (const [index, s] of scenario.steps.entries()) await step(s, index);
+  check(calls().length === consumed, 'calls after the last expected ones');
+}

@@ -1,0 +1,71 @@
+// The conformance scenarios (sdk/conformance/scenarios/*.yaml, format in
+// sdk/conformance/README.md), read and checked for shape.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { WorkerConfig } from '../../../lib/workerconfig/index.js';
+
+export const SCENARIO_DIR = join(import.meta.dirname, '..', '..', '..', 'sdk', 'conformance', 'scenarios');
+
+export interface LeaseExpectation {
+  version: number;
+  jobs: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export type Step =
+  | { run: object }
+  | { config: WorkerConfig }
+  | { configText: string }
+  | { removeConfig: object }
+  | { configMap: WorkerConfig }
+  | { calls: { start?: string[]; stop?: string[] } }
+  | { lease: LeaseExpectation }
+  | { leaseNow: LeaseExpectation }
+  | { leaseUnchanged: object }
+  | { noLease: object }
+  | { health: boolean }
+  | { hold: { start?: string; stop?: string } }
+  | { release: { start?: string; stop?: string } }
+  | { fail: { start?: string; stop?: string } }
+  | { sick: string }
+  | { well: string }
+  | { settle: number }
+  | { sigterm: object }
+  | { exit: number };
+
+export interface Scenario {
+  name: string;
+  checks: string[];
+  pod: string;
+  env?: Record<string, string>;
+  api?: {
+    statefulSet?: { replicas: number };
+    configMap?: WorkerConfig;
+    handover?: boolean;
+    leaseAccess?: boolean;
+    lease?: { holder: string; version: number; jobs: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
+  };
+  steps: Step[];
+}
+
+const STEP_KINDS = new Set([
+  'run', 'config', 'configText', 'removeConfig', 'configMap', 'calls', 'lease', 'leaseNow', 'leaseUnchanged', 'noLease',
+  'health', 'hold', 'release', 'fail', 'sick', 'well', 'settle', 'sigterm', 'exit',
+]);
+
+export function loadScenarios(dir: string = SCENARIO_DIR): Scenario[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((file) => {
+      const scenario = { name: file.replace(/\.yaml$/, ''), ...(parse(readFileSync(join(dir, file), 'utf8')) as Omit<Scenario, 'name'>) };
+      for (const [i, step] of scenario.steps.entries()) {
+        const kinds = Object.keys(step);
+        if (kinds.length !== 1 || !STEP_KINDS.has(kinds[0]!)) throw new Error(`${file}: step ${i + 1}: expected one of ${[...STEP_KINDS].join(', ')}, got ${kinds.join(', ')}`);
+      }
+      if (!scenario.pod || !Array.isArray(scenario.checks)) throw new Error(`${file}: needs pod and checks`);
+      return scenario;
+    });
+}
