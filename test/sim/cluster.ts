@@ -11,8 +11,8 @@
 // measured at the default period; drawn here from 0-90 s), within about a
 // second once assign's refresh annotation lands on the pod.
 import { jobsDigest, parse } from '../../lib/workerconfig/index.js';
-import { departureOf, waitsOn, type Departure } from '../../examples/worker/drain.js';
-import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../examples/worker/state.js';
+import { departureOf, waitsOn, type Departure } from '../../sdk/typescript/src/drain.js';
+import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../sdk/typescript/src/state.js';
 import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate } from './model.js';
 import type { Rng } from './rng.js';
 import type { Store, WatchEvent } from './store.js';
