@@ -1,6 +1,9 @@
 // The worker's HTTP surface: its current share (the original's remote
-// introspection: the jobs it runs, the config version it loaded and when) and
-// a liveness check.
+// introspection: the jobs it runs, the config version it loaded and when), a
+// liveness check (/healthz: the process answers) and a readiness check
+// (/readyz: it has read its share, possibly none when no config exists yet,
+// and is not stopping). Distinct on purpose: a worker that is not ready must
+// not be restarted for it.
 import { createServer, type Server } from 'node:http';
 import type { Share } from './share.js';
 
@@ -26,6 +29,12 @@ export function createWorkerServer(view: () => AssignmentView): Server {
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, { error: 'method not allowed' });
     if (path === '/healthz') return send(200, { status: 'ok' });
+    if (path === '/readyz') {
+      const { loadedAt, configVersion, stopping = false } = view();
+      if (stopping) return send(503, { error: 'stopping', status: 503 });
+      if (loadedAt === undefined) return send(503, { error: 'share not read yet', status: 503 });
+      return send(200, { status: 'ready', configVersion });
+    }
     if (path === '/assignment') {
       const { pod, uid, share, configVersion, loadedAt, stopping = false } = view();
       return send(200, { pod, ...(uid ? { uid } : {}), jobs: share.jobs, version: share.version, configVersion, loadedAt, stopping });

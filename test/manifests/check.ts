@@ -1,14 +1,16 @@
 // `npm run test:manifests`: the chart and the manifests as a reviewer's tools
-// see them. helm (built from its pinned Go module into the swarm cache on
-// first use, with progress) lints charts/swarm and renders it with the
-// defaults and with every value set; the renderings must parse, name every
-// image, and select the watched namespaces. npm test runs it beside the unit
-// tier.
+// see them. helm and kube-score (built from their pinned Go modules into the
+// swarm cache on first use, with progress): helm lints charts/swarm and
+// renders it with the defaults and with every value set (the renderings must
+// parse, name every image, select the watched namespaces); kube-score scores
+// the sample pools and the chart's rendering (kube-score.ts). npm test runs it
+// beside the unit tier.
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ensureBuilt } from '../controlplane/build.js';
 import { imagesOf, type Doc } from '../../dev/release/kustomize.js';
+import { kubeScoreFindings } from './kube-score.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const CHART = resolve(repo, 'charts/swarm');
@@ -39,7 +41,7 @@ const EVERY_VALUE = [
   '--set', 'resources.assign.limits.memory=512Mi',
 ];
 
-const tools = await ensureBuilt((line) => process.stderr.write(`[tools] ${line}\n`), ['helm']);
+const tools = await ensureBuilt((line) => process.stderr.write(`[tools] ${line}\n`), ['helm', 'kube-score']);
 const helm = tools.helm!;
 
 if (tool('helm lint --strict charts/swarm', helm, ['lint', '--strict', CHART]) !== undefined) ok('helm lint --strict charts/swarm');
@@ -74,6 +76,10 @@ if (every !== undefined) {
 const invalid = spawnSync(helm, ['template', 'swarm', CHART, '--set', 'logLevel=loud'], { encoding: 'utf8' });
 if (invalid.status !== 0 && /logLevel/.test(invalid.stderr)) ok('values.schema.json refuses logLevel=loud');
 else fail('values.schema.json', `logLevel=loud was not refused: ${invalid.stderr}`);
+
+const scored = kubeScoreFindings(tools['kube-score']!, tool, defaults);
+for (const line of scored.ok) ok(line);
+for (const [label, detail] of scored.failed) fail(label, detail);
 
 say(`${passes} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);
