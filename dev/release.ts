@@ -11,11 +11,13 @@
 // tree's image build and Go tool cache.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { ensureBuilt, type ProgressFn } from '../test/controlplane/build.js';
 import { eventDisplayImage } from '../test/harness/real-knative.js';
 import { ensureImages, mb } from '../test/image/build.js';
+import { run } from '../test/image/buildah.js';
+import { CHART_DIR, chartFiles, HAND_WRITTEN, treeDefaults } from './chart/generate.js';
 import { parseReleaseArgs, UsageError, type ReleaseOptions } from './release/args.js';
 import { renderKustomization } from './release/kustomize.js';
 import { imageRefs, RELEASE_IMAGES, releaseManifests, yamlFile, type ReleaseImage } from './release/manifests.js';
@@ -40,8 +42,28 @@ const readTree = (path: string): string | undefined => {
 async function buildArchives(scratch: string): Promise<Record<ReleaseImage, string>> {
   const images = await ensureImages(progress);
   await ensureBuilt(progress, ['knative']);
-  const eventDisplay = await eventDisplayImage(scratch, progress);
+  progress("event-display: compiling Knative's event_display at the pinned eventing version (its module's packages are mostly compiled already) …");
+  const ticker = setInterval(() => progress('event-display: still compiling'), 30_000);
+  const eventDisplay = await eventDisplayImage(scratch, progress).finally(() => clearInterval(ticker));
   return { functions: images.functions.archive, worker: images.worker.archive, eventDisplay: eventDisplay.path };
+}
+
+/** charts/swarm generated with the release's version, registry and digests, packaged by the project's helm as <out>/swarm-<version>.tgz. */
+async function packageChart(options: ReleaseOptions, digests: Record<ReleaseImage, string>, out: string): Promise<void> {
+  const chart = join(out, 'chart', 'swarm');
+  const defaults = { ...treeDefaults(readTree), version: options.version, registry: options.registry, digests: { functions: digests.functions, eventDisplay: digests.eventDisplay } };
+  for (const [path, text] of Object.entries(chartFiles(readTree, defaults))) {
+    await mkdir(dirname(join(chart, path)), { recursive: true });
+    await writeFile(join(chart, path), text);
+  }
+  for (const path of HAND_WRITTEN) {
+    await mkdir(dirname(join(chart, path)), { recursive: true });
+    await copyFile(join(repo, CHART_DIR, path), join(chart, path));
+  }
+  const helm = (await ensureBuilt(progress, ['helm'])).helm!;
+  await run(helm, ['lint', '--strict', chart]);
+  await run(helm, ['package', chart, '--destination', out]);
+  progress(`chart: ${join(out, `swarm-${options.version}.tgz`)}`);
 }
 
 async function cut(options: ReleaseOptions): Promise<void> {
@@ -71,6 +93,8 @@ async function cut(options: ReleaseOptions): Promise<void> {
   await writeFile(join(out, 'swarm-crds.yaml'), yamlFile(header('the Swarm CRD. Apply before swarm.yaml; `kubectl delete -f swarm.yaml` leaves it (and every Swarm) in place.'), manifests.crds));
   await writeFile(join(out, 'swarm.yaml'), yamlFile(header('the installation (kubectl apply --server-side -f swarm.yaml, after swarm-crds.yaml).'), manifests.install));
   await writeFile(join(out, 'samples.yaml'), yamlFile(header('the sample worker pool and its Swarm, in namespace swarm.'), manifests.samples));
+
+  await packageChart(options, digests, out);
 
   if (options.sbom) {
     const syft = await syftBinary(progress);
