@@ -19,7 +19,7 @@ import { ensureImages, mb } from '../test/image/build.js';
 import { run } from '../test/image/buildah.js';
 import { CHART_DIR, chartFiles, HAND_WRITTEN, treeDefaults } from './chart/generate.js';
 import { parseReleaseArgs, UsageError, type ReleaseOptions } from './release/args.js';
-import { renderKustomization } from './release/kustomize.js';
+import { imagesOf, parseDocuments, renderKustomization } from './release/kustomize.js';
 import { imageRefs, RELEASE_IMAGES, releaseManifests, yamlFile, type ReleaseImage } from './release/manifests.js';
 import { releaseNotes, type Commit } from './release/notes.js';
 import { writeCompressedLayout, type Layout } from './release/oci-layout.js';
@@ -48,6 +48,8 @@ async function buildArchives(scratch: string): Promise<Record<ReleaseImage, stri
   return { functions: images.functions.archive, worker: images.worker.archive, eventDisplay: eventDisplay.path };
 }
 
+const imageRef = (registry: string, image: ReleaseImage, digests: Record<ReleaseImage, string>): string => imageRefs(registry, digests)[image];
+
 /** charts/swarm generated with the release's version, registry and digests, packaged by the project's helm as <out>/swarm-<version>.tgz. */
 async function packageChart(options: ReleaseOptions, digests: Record<ReleaseImage, string>, out: string): Promise<void> {
   const chart = join(out, 'chart', 'swarm');
@@ -62,6 +64,10 @@ async function packageChart(options: ReleaseOptions, digests: Record<ReleaseImag
   }
   const helm = (await ensureBuilt(progress, ['helm'])).helm!;
   await run(helm, ['lint', '--strict', chart]);
+  // The chart installs exactly the images swarm.yaml names.
+  const rendered = imagesOf(parseDocuments(await run(helm, ['template', 'swarm', chart, '-n', 'swarm-system']), 'helm template'));
+  const expected = [imageRef(options.registry, 'functions', digests), imageRef(options.registry, 'eventDisplay', digests)];
+  if ([...new Set(rendered)].sort().join() !== expected.sort().join()) throw new Error(`the chart renders images ${[...new Set(rendered)].join(', ')}, not ${expected.join(', ')}`);
   await run(helm, ['package', chart, '--destination', out]);
   progress(`chart: ${join(out, `swarm-${options.version}.tgz`)}`);
 }
@@ -114,7 +120,7 @@ async function cut(options: ReleaseOptions): Promise<void> {
 
   if (options.push) {
     for (const image of Object.keys(RELEASE_IMAGES) as ReleaseImage[]) {
-      await pushLayout(layouts[image].dir, `${options.registry}/${RELEASE_IMAGES[image]}`, options.version, layouts[image].digest, progress);
+      await pushLayout(layouts[image].dir, `${options.registry}/${RELEASE_IMAGES[image]}`, options.version, layouts[image].digest, progress, { plainHttp: options.plainHttp });
     }
     const recorded = recordRelease(releases, { version: options.version, commit, date: new Date().toISOString().slice(0, 10), images: digests });
     await writeFile(RELEASES_FILE, renderReleases(recorded));

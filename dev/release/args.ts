@@ -1,4 +1,4 @@
-// `npm run release -- --registry R --version V [--out DIR] [--no-push] [--no-sbom]`, parsed. Pure.
+// `npm run release -- --registry R --version V [--out DIR] [--no-push] [--no-sbom] [--plain-http]`, parsed. Pure.
 import { parseVersion } from './record.js';
 
 export interface ReleaseOptions {
@@ -9,16 +9,19 @@ export interface ReleaseOptions {
   readonly out: string;
   readonly push: boolean;
   readonly sbom: boolean;
+  /** The registry speaks plain HTTP (a local one). */
+  readonly plainHttp: boolean;
 }
 
 export class UsageError extends Error {}
 
-export const USAGE = `usage: npm run release -- --registry REGISTRY/PATH --version X.Y.Z [--out DIR] [--no-push] [--no-sbom]
+export const USAGE = `usage: npm run release -- --registry REGISTRY/PATH --version X.Y.Z [--out DIR] [--no-push] [--no-sbom] [--plain-http]
   --registry R   where the images are pushed and what swarm.yaml names (R/swarm@sha256:…)
   --version V    the release's version (X.Y.Z or X.Y.Z-PRE; a leading v is dropped)
   --out DIR      where the release is written (default dist/release)
   --no-push      write the OCI layouts a push would send, push nothing, record nothing
-  --no-sbom      skip the SBOMs (they need syft, built from its Go module on first use)`;
+  --no-sbom      skip the SBOMs (they need syft, built from its Go module on first use)
+  --plain-http   the registry speaks HTTP, not HTTPS (a local one)`;
 
 export function parseReleaseArgs(argv: readonly string[]): ReleaseOptions {
   let registry: string | undefined;
@@ -26,6 +29,7 @@ export function parseReleaseArgs(argv: readonly string[]): ReleaseOptions {
   let out = 'dist/release';
   let push = true;
   let sbom = true;
+  let plainHttp = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -40,6 +44,7 @@ export function parseReleaseArgs(argv: readonly string[]): ReleaseOptions {
       case '--out': out = value(); break;
       case '--no-push': push = false; break;
       case '--no-sbom': sbom = false; break;
+      case '--plain-http': plainHttp = true; break;
       case '-h':
       case '--help': throw new UsageError(USAGE);
       default: throw new UsageError(`unknown option "${arg}"\n${USAGE}`);
@@ -53,5 +58,5 @@ export function parseReleaseArgs(argv: readonly string[]): ReleaseOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  return { registry, version, out, push, sbom };
+  return { registry, version, out, push, sbom, plainHttp };
 }

@@ -9,13 +9,17 @@ import type { ProgressFn } from '../../test/controlplane/build.js';
 
 export const PUSH_PACKAGES = [{ check: 'skopeo', pkg: 'skopeo', why: 'npm run release pushes the images with it' }] as const;
 
-export async function pushLayout(layout: string, repository: string, version: string, digest: string, onProgress: ProgressFn): Promise<void> {
+export interface PushOptions {
+  /** The registry speaks plain HTTP (the local testbed's, on loopback). */
+  readonly plainHttp?: boolean;
+}
+
+export async function pushLayout(layout: string, repository: string, version: string, digest: string, onProgress: ProgressFn, options: PushOptions = {}): Promise<void> {
   if (!ensureHostPackages(PUSH_PACKAGES)) throw new Error('skopeo is needed to push (see above), or use --no-push');
-  // A registry without TLS (the local testbed's) is named with SKOPEO_TLS_VERIFY=false.
-  const tls = process.env.SKOPEO_TLS_VERIFY === 'false' ? ['--dest-tls-verify=false'] : [];
   onProgress(`pushing ${repository}:${version}`);
-  await run('skopeo', ['copy', '--quiet', '--preserve-digests', ...tls, `oci:${layout}:${version}`, `docker://${repository}:${version}`], { label: `push ${repository}`, onProgress });
-  const inspectTls = process.env.SKOPEO_TLS_VERIFY === 'false' ? ['--tls-verify=false'] : [];
-  const pushed = (await run('skopeo', ['inspect', ...inspectTls, '--format', '{{.Digest}}', `docker://${repository}@${digest}`])).trim();
+  const destTls = options.plainHttp ? ['--dest-tls-verify=false'] : [];
+  await run('skopeo', ['copy', '--quiet', '--preserve-digests', ...destTls, `oci:${layout}:${version}`, `docker://${repository}:${version}`], { label: `push ${repository}`, onProgress });
+  const tls = options.plainHttp ? ['--tls-verify=false'] : [];
+  const pushed = (await run('skopeo', ['inspect', ...tls, '--format', '{{.Digest}}', `docker://${repository}@${digest}`])).trim();
   if (pushed !== digest) throw new Error(`${repository}: the registry holds ${pushed}, not ${digest}`);
 }

@@ -78,7 +78,8 @@ export type BinaryName =
   | 'k8s-swarm-controller'
   | 'helm'
   | 'kube-score'
-  | 'syft';
+  | 'syft'
+  | 'registry';
 
 /** Absolute path of a built binary (it exists once `ensureBuilt` has returned for its tool). */
 export function binPath(name: BinaryName): string {

@@ -16,6 +16,8 @@ export interface Pins {
   readonly kubeScore: string;
   /** github.com/anchore/syft: each release image's SBOM (npm run release). */
   readonly syft: string;
+  /** github.com/distribution/distribution/v3: the OCI registry a release is pushed to in tests. */
+  readonly distribution: string;
   /** github.com/marcosQuesada/k8s-swarm, the original operator (bench:coverage's peer): a pseudo-version. */
   readonly originalOperator: string;
   /** Its module sum (h1:…), checked against whatever source the build gets. */
@@ -52,7 +54,7 @@ export interface ToolSpec {
   readonly inOwnModule?: boolean;
 }
 
-export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns' | 'original' | 'helm' | 'kube-score' | 'syft';
+export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns' | 'original' | 'helm' | 'kube-score' | 'syft' | 'registry';
 
 /** Bumped when the recipe itself changes in a way that needs a rebuild of every tool. */
 export const RECIPE_REVISION = 1;
@@ -156,6 +158,13 @@ export function toolSpecs(pins: Pins): readonly ToolSpec[] {
       version: pins.syft,
       binaries: [{ name: 'syft', pkg: 'github.com/anchore/syft/cmd/syft', env: { CGO_ENABLED: '0' } }],
       ldflagsX: [`main.version=${pins.syft}`],
+    },
+    {
+      id: 'registry',
+      module: 'github.com/distribution/distribution/v3',
+      version: pins.distribution,
+      binaries: [{ name: 'registry', pkg: 'github.com/distribution/distribution/v3/cmd/registry', env: { CGO_ENABLED: '0' } }],
+      ldflagsX: [`github.com/distribution/distribution/v3/version.version=${pins.distribution}`],
     },
     {
       // The operator Swarm replaces, for the side-by-side benchmark (bench/coverage.ts --peer original).

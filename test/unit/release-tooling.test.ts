@@ -26,6 +26,7 @@ describe('npm run release arguments', () => {
       out: 'dist/release',
       push: true,
       sbom: true,
+      plainHttp: false,
     });
     expect(parseReleaseArgs(['--registry=r:5000/x', '--version=1.2.3', '--out', 'D', '--no-push', '--no-sbom'])).toMatchObject({ out: 'D', push: false, sbom: false });
   });

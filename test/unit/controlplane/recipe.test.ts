@@ -21,6 +21,7 @@ const pins: Pins = {
   helm: 'v4.3.1',
   kubeScore: 'v1.20.0',
   syft: 'v1.57.1',
+  distribution: 'v3.1.2',
   originalOperator: 'v0.0.0-20220323221928-c2045be700b4',
   originalOperatorSum: 'h1:yv8tF+wXlxaoB2FLZWTRUPjc8RU8SV9pwOWpMtxu06Q=',
   goBuildFlags: ['-trimpath'],
