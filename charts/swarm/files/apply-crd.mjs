@@ -5,10 +5,11 @@
 // or an earlier apply set), then waits until the API server serves it
 // (Established). Runs in the functions' image with plain Node: the API
 // server's CA comes through NODE_EXTRA_CA_CERTS. Exit 1 fails the upgrade
-// before anything else of the release changes.
+// before anything else of the release changes. SWARM_ACCOUNT_DIR and
+// SWARM_CRD_FILE stand in for the pod's paths when a test runs it on a host.
 import { readFileSync } from 'node:fs';
 
-const account = '/var/run/secrets/kubernetes.io/serviceaccount';
+const account = process.env.SWARM_ACCOUNT_DIR ?? '/var/run/secrets/kubernetes.io/serviceaccount';
 const name = 'swarms.k8slab.info';
 const api = `https://${process.env.KUBERNETES_SERVICE_HOST}:${process.env.KUBERNETES_SERVICE_PORT}`;
 const url = `${api}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
@@ -17,7 +18,7 @@ const headers = { authorization: `Bearer ${readFileSync(`${account}/token`, 'utf
 const applied = await fetch(`${url}?fieldManager=swarm-chart&force=true`, {
   method: 'PATCH',
   headers: { ...headers, 'content-type': 'application/apply-patch+yaml' },
-  body: readFileSync('/etc/swarm-crd/swarm-crd.yaml', 'utf8'),
+  body: readFileSync(process.env.SWARM_CRD_FILE ?? '/etc/swarm-crd/swarm-crd.yaml', 'utf8'),
 });
 if (!applied.ok) {
   console.error(`applying CRD ${name}: ${applied.status} ${await applied.text()}`);
