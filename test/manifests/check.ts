@@ -81,5 +81,9 @@ const scored = kubeScoreFindings(tools['kube-score']!, tool, defaults);
 for (const line of scored.ok) ok(line);
 for (const [label, detail] of scored.failed) fail(label, detail);
 
+// The integration tier's release-push test needs the registry: built here, in
+// parallel with the cluster's cold build, rather than on that tier's critical path.
+await ensureBuilt((line) => process.stderr.write(`[tools] ${line}\n`), ['registry']);
+
 say(`${passes} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);
