@@ -12,7 +12,7 @@
 // Swarm stay installed. package.json runs it as `exec node --import tsx
 // dev/start.ts` so that this process is npm's own child, the one npm forwards
 // SIGINT/SIGTERM to and waits for (neither /bin/sh nor the tsx CLI in between:
-// README's `npm start` section, test/unit/dev-start-signals.test.ts).
+// docs/testing.md, "`npm start` in detail"; test/unit/dev-start-signals.test.ts).
 // `--knative`, from when this was not the default, is accepted and changes
 // nothing.
 import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';

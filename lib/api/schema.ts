@@ -26,7 +26,7 @@ export type SchemaNode = { [keyword: string]: unknown };
  * the managedFields the API server adds for them — is about 1.2 MB, under etcd's
  * 1.5 MiB request limit with room for ordinary metadata (test/unit/api-limits.test.ts
  * computes it). It is far above the 256 KiB that client-side `kubectl apply` can keep
- * in its last-applied annotation, hence `kubectl apply --server-side` in the README.
+ * in its last-applied annotation, hence `kubectl apply --server-side` in docs/operations.md.
  * Its config.yml (about 700 KB for plain names) fits a ConfigMap; names that need
  * YAML quoting or many multi-byte characters can still exceed 1 MiB, which is why
  * the function measures the ConfigMap before writing it (ConfigMapTooLarge).
@@ -208,6 +208,7 @@ const spec: SchemaNode = {
       default: DEFAULTS.configKey,
     },
     workload: {
+      description: 'What the workers share: the jobs.',
       type: 'object',
       required: ['jobs'],
       additionalProperties: false,
@@ -294,15 +295,21 @@ const digestString: SchemaNode = { type: 'string', maxLength: 71 };
 const status: SchemaNode = {
   type: 'object',
   properties: {
-    observedGeneration: { type: 'integer', minimum: 0 },
-    phase: { type: 'string', enum: ['Pending', 'Running', 'Updating', 'Degraded'] },
+    observedGeneration: { type: 'integer', description: 'The metadata.generation this status was judged from.', minimum: 0 },
+    phase: {
+      type: 'string',
+      description:
+        'Pending: no config written yet, a worker pod not Ready, or the pool not found. Updating: restarts, acknowledgements or a handoff in flight. Running: converged. Degraded: a problem stands (the conditions say which).',
+      enum: ['Pending', 'Running', 'Updating', 'Degraded'],
+    },
     replicas: { type: 'integer', description: 'Pods of the StatefulSet that exist (its status.replicas): the scale subresource\'s status.replicas.', minimum: 0 },
-    readyReplicas: { type: 'integer', minimum: 0 },
+    readyReplicas: { type: 'integer', description: 'Worker pods that are Ready.', minimum: 0 },
     selector: { type: 'string', description: 'The StatefulSet\'s pod label selector: the scale subresource\'s selector (HPA, KEDA).', maxLength: 4096 },
     version: { type: 'integer', description: 'Top-level version of the published config; kept when the ConfigMap is lost, so the next version is above it.', minimum: 0 },
     uncoveredJobs: { type: 'integer', description: 'Jobs no acknowledged (or, unverified, inferred) Ready worker runs.', minimum: 0 },
     unverifiedJobs: { type: 'integer', description: 'Jobs covered by inference only, not acknowledged.', minimum: 0 },
     conditions: {
+      description: 'Ready, Progressing and Degraded (metav1.Condition); the reason says why.',
       type: 'array',
       maxItems: LIMITS.maxConditions,
       items: condition,
@@ -310,6 +317,7 @@ const status: SchemaNode = {
       'x-kubernetes-list-map-keys': ['type'],
     },
     workers: {
+      description: 'One entry per worker of the config in force: its share, and whether it runs it.',
       type: 'array',
       maxItems: LIMITS.maxWorkers,
       items: workerStatus,

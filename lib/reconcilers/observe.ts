@@ -10,25 +10,15 @@
 // What a glance just read (glance.ts) is part of the observation, not read again.
 import { validateSwarm } from '../api/validate.js';
 import { poolOf, type PoolRef, type Swarm, type ValidSwarm } from '../api/types.js';
-import type { ConfigMapView, DeploymentView, LeaseView, PodView, PoolView, StatefulSetView } from '../kube/types.js';
+import type { DeploymentView, PodView, PoolView, StatefulSetView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
-import type { ProblemReason } from '../decisions/status.js';
 import type { ReconcileEnv } from './env.js';
 import type { Glimpsed } from './glance.js';
+import type { Observation } from './observation.js';
 
-export interface Observation {
-  /** The Swarm as read (with resourceVersion and status), for guarded status writes. */
-  swarm: Swarm;
-  /** Validated, defaults applied; absent when the spec is invalid. */
-  valid?: ValidSwarm;
-  problem?: { reason: ProblemReason; message: string };
-  /** The pool (a StatefulSet, or a Deployment); absent when it does not exist (a problem) or its read was deferred. */
-  statefulSet?: PoolView;
-  configMap?: ConfigMapView;
-  /** With `workers`: the StatefulSet's pods and the workers' acknowledgement Leases. */
-  workers?: { pods: PodView[]; leases: LeaseView[] };
-}
+// Observation is defined in observation.ts (settled.ts keeps looks without depending on how they are made).
+export type { Observation };
 
 /**
  * undefined: the Swarm is gone or going (a no-op, not an error).

@@ -14,7 +14,7 @@ import type { Trigger } from '../events/types.js';
 import type { PoolRef, Swarm } from '../api/types.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { keyString, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
-import type { Observation } from './observe.js';
+import type { Observation } from './observation.js';
 
 /** The versions a look read, as the record keeps them: `<kind>/<name>` → resourceVersion (unversioned views are left out). */
 export function versionsRead(read: {

@@ -6,7 +6,7 @@
 //
 //   npx tsx test/harness/trace-sink.ts [--port 4319] [--host 0.0.0.0]
 //
-// runs it on its own and prints each trace as a tree (README: "Tracing one
+// runs it on its own and prints each trace as a tree (test/controlplane/README.md: "Tracing one
 // change through Knative").
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';

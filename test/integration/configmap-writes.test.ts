@@ -61,7 +61,7 @@ spec:
     spec: {containers: [{name: worker, image: ${name}}]}
 `;
 const swarm = (name: string, jobs: unknown[]) => swarmYaml(NS, name, { restart: { policy: 'None' }, workload: { jobs } });
-/** Server-side apply: the README's advice for Swarms above client-side apply's 256 KiB annotation. */
+/** Server-side apply: docs/operations.md's advice for Swarms above client-side apply's 256 KiB annotation. */
 const applySwarm = (doc: string) => kubectl(kubeconfig, ['apply', '--server-side', '-f', '-'], doc);
 const trigger = (name: string) =>
   ({ source: 'apiserver', verb: 'update', mode: 'resource', apiVersion: 'k8slab.info/v1alpha1', kind: 'Swarm', namespace: NS, name }) as const;
@@ -189,7 +189,7 @@ describe('ConfigMap writes on the real API server', () => {
   it('the largest Swarm the schema allows is stored (server-side apply) and assigned', async () => {
     const jobs = Array.from({ length: LIMITS.maxJobs }, (_, i) => ({ name: `${i}-`.padEnd(LIMITS.jobNameMaxLength, 'x'), weight: LIMITS.maxWeight }));
     await kubectl(kubeconfig, ['apply', '-f', '-'], statefulSet('largest', 2));
-    // Why the README says --server-side: client-side apply copies the object into an annotation.
+    // Why docs/operations.md says --server-side: client-side apply copies the object into an annotation.
     await expect(kubectl(kubeconfig, ['apply', '-f', '-'], swarm('largest', jobs))).rejects.toThrow(/Too long: .*262144 bytes/);
     await applySwarm(swarm('largest', jobs));
     const out = await assignFunction(asAssign, createCoalescer()).handle(trigger('largest'));

@@ -73,7 +73,7 @@ describe('the largest Swarm the schema allows', () => {
     expect(bytes + METADATA_ALLOWANCE).toBeLessThan(KUBERNETES_LIMITS.etcdRequestBytes);
   });
 
-  it('does not fit client-side apply’s 256 KiB last-applied annotation: the README says --server-side', () => {
+  it('does not fit client-side apply’s 256 KiB last-applied annotation: docs/operations.md says --server-side', () => {
     const { status: _status, ...applied } = largestSwarm();
     expect(Buffer.byteLength(JSON.stringify(applied))).toBeGreaterThan(KUBERNETES_LIMITS.annotationsBytes);
   });

@@ -1,7 +1,7 @@
-// ARCHITECTURE.md and DESIGN.md match the tree: every repository path they
-// name exists, ARCHITECTURE.md stays one page, and every section of DESIGN.md
-// that another file cites by name is still there.
-import { existsSync, readFileSync } from 'node:fs';
+// ARCHITECTURE.md and the docs match the tree: every repository path they
+// name exists, ARCHITECTURE.md stays one page, and every section of
+// docs/design.md that another file cites by name is still there.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -33,11 +33,14 @@ function namedPaths(markdown: string): string[] {
   return [...new Set(candidates.filter((c) => c.includes('/') && isRepoPath(c)).flatMap(expandBraces).map((p) => p.replace(/\/$/, '')))].sort();
 }
 
-describe('ARCHITECTURE.md and DESIGN.md match the tree', () => {
-  for (const doc of ['ARCHITECTURE.md', 'DESIGN.md']) {
+/** The pages that describe the tree: the root's, and every page of docs/. */
+const DOCS = ['README.md', 'ARCHITECTURE.md', ...readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+describe('ARCHITECTURE.md and the docs match the tree', () => {
+  for (const doc of DOCS) {
     it(`${doc}: every repository path it names exists`, () => {
       const paths = namedPaths(read(doc));
-      expect(paths.length).toBeGreaterThan(0);
+      if (doc === 'ARCHITECTURE.md' || doc === 'docs/design.md') expect(paths.length).toBeGreaterThan(0);
       expect(paths.filter((p) => !existsSync(join(repo, p)))).toEqual([]);
     });
   }
@@ -48,10 +51,10 @@ describe('ARCHITECTURE.md and DESIGN.md match the tree', () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(10 * 1024);
   });
 
-  it('every DESIGN.md section cited by name (DESIGN.md, "…") is a heading or a bullet of it', () => {
-    const design = read('DESIGN.md');
-    const citing = ['README.md', 'bench/RESULTS.md', 'ARCHITECTURE.md', 'test/unit/recovery.test.ts'];
-    const cited = citing.flatMap((file) => [...read(file).matchAll(/DESIGN\.md, "([^"]+)"/g)].map((m) => (m[1] as string).replace(/\s+/g, ' ')));
+  it('every docs/design.md section cited by name (design.md, "…") is a heading or a bullet of it', () => {
+    const design = read('docs/design.md');
+    const citing = [...DOCS, 'bench/RESULTS.md', 'test/unit/recovery.test.ts'];
+    const cited = citing.flatMap((file) => [...read(file).matchAll(/design\.md, "([^"]+)"/gi)].map((m) => (m[1] as string).replace(/\s+/g, ' ')));
     expect(cited.length).toBeGreaterThan(0);
     const missing = cited.filter((name) => !design.includes(`## ${name}\n`) && !design.includes(`- **${name}`));
     expect(missing).toEqual([]);

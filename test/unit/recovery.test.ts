@@ -23,7 +23,7 @@ import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
 import { converge, sts, validSwarm, workerPod } from '../support/views.js';
 
-/** The documented margin (DESIGN.md, "Coverage: acknowledged or inferred"): a container started this long after the write read it. */
+/** The documented margin (docs/design.md, "Coverage: acknowledged or inferred"): a container started this long after the write read it. */
 const INFERENCE_MARGIN_SECONDS = 5;
 /** The workspace annotation of the last change (lib/decisions/workspace.ts). */
 const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
