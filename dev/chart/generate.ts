@@ -46,9 +46,16 @@ function withChartLabels(doc: Doc): Doc {
   return { ...doc, metadata: { ...doc.metadata, labels: { ...doc.metadata?.labels, [lineKey('labels')]: 'x' } } };
 }
 
+/** Cluster-scoped kinds kustomize gives a namespace anyway (dev/release/kustomize.ts): none in the chart. */
+const CLUSTER_SCOPED_POLICIES = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+
 /** Chart labels; namespaced objects in the release's namespace. */
 function chartMetadata(doc: Doc): Doc {
   const labelled = withChartLabels(doc);
+  if (CLUSTER_SCOPED_POLICIES.has(doc.kind ?? '')) {
+    const { namespace: _namespace, ...metadata } = labelled.metadata ?? {};
+    return { ...labelled, metadata };
+  }
   return doc.metadata?.namespace === undefined ? labelled : { ...labelled, metadata: { ...labelled.metadata, namespace: slot('releaseNamespace') } };
 }
 

@@ -12,14 +12,17 @@ export type Doc = Record<string, unknown> & { apiVersion?: string; kind?: string
 /** Reads a file of the tree (a path under the root); undefined when there is none. */
 export type ReadFile = (path: string) => string | undefined;
 
-/** Kinds kustomize treats as cluster-scoped among those this project uses (its namespace transformer leaves them alone). */
+/**
+ * Kinds kustomize treats as cluster-scoped among those this project uses (its
+ * namespace transformer leaves them alone). Not ValidatingAdmissionPolicy and
+ * its binding: kustomize does not know them and sets their namespace, which
+ * the API server ignores for a cluster-scoped kind.
+ */
 export const CLUSTER_SCOPED = new Set([
   'Namespace',
   'ClusterRole',
   'ClusterRoleBinding',
   'CustomResourceDefinition',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
   'MutatingWebhookConfiguration',
   'ValidatingWebhookConfiguration',
   'PriorityClass',
@@ -64,6 +67,12 @@ export function renderKustomization(dir: string, read: ReadFile): Doc[] {
   if (k.namespace) {
     const ns = k.namespace;
     docs = docs.map((d) => (CLUSTER_SCOPED.has(d.kind ?? '') ? d : { ...d, metadata: { ...d.metadata, namespace: ns } }));
+    // A binding's ServiceAccount subject that names no namespace gets this one; one that names its own keeps it.
+    docs = docs.map((d) =>
+      (d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') && Array.isArray(d.subjects)
+        ? { ...d, subjects: (d.subjects as Record<string, unknown>[]).map((s) => (s.kind === 'ServiceAccount' && !s.namespace ? { ...s, namespace: ns } : s)) }
+        : d,
+    );
   }
   for (const image of k.images ?? []) docs = docs.map((d) => replaceImages(d, (ref) => retag(ref, image)) as Doc);
   return docs;

@@ -3,7 +3,8 @@
 // ClusterRole and binding as `helm template` renders them, a token for that
 // account, the script run by Node as the hook's pod runs it (paths given by
 // env). It applies the CRD server-side and waits for Established; the
-// ClusterRole lets it touch nothing but that CRD.
+// ClusterRole lets it touch nothing but that CRD. The CRD starts as an older
+// chart installed it (one schema field fewer): the field is served after.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,10 +22,21 @@ const kubectl = (args: string[], input?: string): string =>
   execFileSync(kubectlBin, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', ...(input === undefined ? {} : { input }) });
 
 afterAll(() => {
+  // Whatever happened, the cluster serves the current CRD again (later files create Swarms with every field).
+  spawnSync(kubectlBin, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--force-conflicts', '--field-manager=swarm-test', '-f', join(repo, 'charts/swarm/crds/swarm-crd.yaml')]);
   spawnSync(kubectlBin, ['--kubeconfig', kubeconfig, 'delete', 'namespace', NS, '--wait=false', '--ignore-not-found']);
   spawnSync(kubectlBin, ['--kubeconfig', kubeconfig, 'delete', 'clusterrole,clusterrolebinding', 'swarm-crd-upgrade', '--ignore-not-found']);
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** Every CEL rule of a schema, wherever it is. */
+function celRules(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(celRules);
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === 'x-kubernetes-validations' ? (value as { rule: string }[]).map((r) => r.rule) : celRules(value),
+  );
+}
 
 describe('the chart upgrades the CRD', () => {
   it('apply-crd.mjs, as the hook account, applies crds/swarm-crd.yaml and waits until Established', { timeout: 600_000 }, async () => {
@@ -36,6 +48,19 @@ describe('the chart upgrades the CRD', () => {
     expect(identity.map((d) => d.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
     kubectl(['create', 'namespace', NS]);
     kubectl(['apply', '--server-side', '-f', '-'], identity.map((d) => `---\n${stringify(d)}`).join(''));
+
+    // The CRD as an older chart installed it (helm installs crds/ with create): one schema field fewer.
+    const chartCrd = readFileSync(join(repo, 'charts/swarm/crds/swarm-crd.yaml'), 'utf8');
+    const older = parse(chartCrd) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown>; required?: string[] } } } } }[] } };
+    const specSchema = older.spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
+    // A field no validation rule names and none requires: the older schema is valid without it.
+    const rules = JSON.stringify(celRules(older));
+    const field = Object.keys(specSchema.properties).find((name) => !rules.includes(name) && !(specSchema.required ?? []).includes(name));
+    expect(field).toBeDefined();
+    delete specSchema.properties[field!];
+    kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=helm', '-f', '-'], stringify(older));
+    const served = () => (JSON.parse(kubectl(['get', 'crd', 'swarms.k8slab.info', '-o', 'json'])) as typeof older).spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties;
+    expect(Object.keys(served())).not.toContain(field);
 
     // The pod's service account directory: a token for the hook's account and the cluster's CA.
     const config = parse(readFileSync(kubeconfig, 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
@@ -56,6 +81,7 @@ describe('the chart upgrades the CRD', () => {
     expect(run.stdout).toContain('applied CRD swarms.k8slab.info');
     expect(run.stdout).toContain('CRD swarms.k8slab.info is Established');
     expect(run.status).toBe(0);
+    expect(Object.keys(served()), 'the field the chart adds is served after the hook').toContain(field);
     const managers = JSON.parse(kubectl(['get', 'crd', 'swarms.k8slab.info', '--show-managed-fields', '-o', 'json'])) as { metadata: { managedFields: { manager: string }[] } };
     expect(managers.metadata.managedFields.map((m) => m.manager)).toContain('swarm-chart');
 
