@@ -12,6 +12,7 @@ type Command = { run(argv: string[], io?: Io): Promise<number> };
 const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
   assign: { summary: 'print config.yml for a job list over N replicas', load: () => import('./commands/assign.js') },
   plan: { summary: 'show the moves, lower bound and restart order of a resize or job change', load: () => import('./commands/plan.js') },
+  version: { summary: 'print the version and the commit this tree (or release) is', load: () => import('./commands/version.js') },
   event: { summary: 'send a synthetic ApiServerSource CloudEvent (event send --to URL ...)', load: () => import('./commands/event.js') },
 };
 

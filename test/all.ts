@@ -3,8 +3,10 @@
 // about eight minutes, mostly waiting on the node) is the long pole; beside it
 // run, one after the other, typecheck, lint and the unit tier (CPU for about
 // two minutes), and the image checks (`npm run test:image`: buildah and their
-// own Node). Run in one vitest the unit and integration tiers would be two
-// groups, one after the other.
+// own Node), and the manifest checks (`npm run test:manifests`: helm and
+// kube-score, built on first use; their build progress shows at once). Run
+// in one vitest the unit and integration tiers would be two groups, one
+// after the other.
 // The integration tier's output streams; the others' is held and printed after
 // it, each under its own heading, so nothing interleaves. The exit code is
 // non-zero if anything failed, and the summary says what.
@@ -16,12 +18,21 @@ interface Finished {
   readonly output: string;
 }
 
+/** Held output's lines that are shown at once too: a tool's first build (minutes) says what it is doing. */
+const LIVE = /^\[tools\] .*$/gm;
+
 function run(name: string, command: string, args: readonly string[], hold: boolean): Promise<Finished> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: hold ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
     let output = '';
+    let partial = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines.join('\n').match(LIVE) ?? []) process.stderr.write(`${line}\n`);
+    });
     child.on('error', (error) => resolve({ name, code: 1, output: `${output}${String(error)}\n` }));
     child.on('close', (code, signal) => resolve({ name, code: code ?? (signal ? 1 : 0), output }));
   });
@@ -39,7 +50,7 @@ async function chain(steps: readonly [string, string, readonly string[]][]): Pro
 }
 
 process.stdout.write(
-  'npm test: the integration tier (below) beside typecheck → lint → unit tier and the image checks (npm run test:image), whose output follows it\n',
+  'npm test: the integration tier (below) beside typecheck → lint → unit tier, the image checks (npm run test:image) and the manifest checks (npm run test:manifests), whose output follows it\n',
 );
 let heldDone = false;
 const held = Promise.all([
@@ -49,9 +60,10 @@ const held = Promise.all([
     ['vitest --project unit', 'npx', ['vitest', 'run', '--project', 'unit']],
   ]),
   run('npm run test:image', 'npm', ['run', '--silent', 'test:image'], true),
-]).then(([checks, image]) => [...checks, image]).finally(() => (heldDone = true));
+  run('npm run test:manifests', 'npm', ['run', '--silent', 'test:manifests'], true),
+]).then(([checks, image, manifests]) => [...checks, image, manifests]).finally(() => (heldDone = true));
 const integration = await run('vitest --project integration', 'npx', ['vitest', 'run', '--project', 'integration'], false);
-if (!heldDone) process.stdout.write('\nwaiting for typecheck, lint, the unit tier and the image checks …\n');
+if (!heldDone) process.stdout.write('\nwaiting for typecheck, lint, the unit tier, the image and manifest checks …\n');
 const others = await held;
 for (const finished of others) process.stdout.write(`\n── ${finished.name} ──\n${finished.output}`);
 const all = [integration, ...others];

@@ -1,6 +1,9 @@
 // The worker's HTTP surface: its current share (the original's remote
-// introspection: the jobs it runs, the config version it loaded and when) and
-// a liveness check (the SDK's health: a callback overrun, docs/worker-protocol.md W24).
+// introspection: the jobs it runs, the config version it loaded and when), a
+// liveness check (/healthz: the SDK's health, a callback overrun fails it,
+// docs/worker-protocol.md W24) and a readiness check (/readyz: it has read its
+// share, possibly none when no config exists yet, and is not stopping).
+// Distinct on purpose: a worker that is not ready must not be restarted for it.
 import { createServer, type Server } from 'node:http';
 import type { Share } from '../../sdk/typescript/src/share.js';
 
@@ -32,6 +35,12 @@ export function createWorkerServer(view: () => AssignmentView, healthy: () => Pr
         () => send(503, { status: 'unhealthy' }),
       );
       return;
+    }
+    if (path === '/readyz') {
+      const { loadedAt, configVersion, stopping = false } = view();
+      if (stopping) return send(503, { error: 'stopping', status: 503 });
+      if (loadedAt === undefined) return send(503, { error: 'share not read yet', status: 503 });
+      return send(200, { status: 'ready', configVersion });
     }
     if (path === '/assignment') {
       const { pod, uid, share, configVersion, loadedAt, stopping = false } = view();

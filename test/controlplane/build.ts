@@ -75,7 +75,11 @@ export type BinaryName =
   | 'ctr'
   | 'containerd-shim-runc-v2'
   | 'coredns'
-  | 'k8s-swarm-controller';
+  | 'k8s-swarm-controller'
+  | 'helm'
+  | 'kube-score'
+  | 'syft'
+  | 'registry';
 
 /** Absolute path of a built binary (it exists once `ensureBuilt` has returned for its tool). */
 export function binPath(name: BinaryName): string {

@@ -10,6 +10,14 @@ export interface Pins {
   readonly knativeEventing: string;
   readonly containerd: string;
   readonly coredns: string;
+  /** helm.sh/helm/v4: `helm lint`/`helm template` of charts/swarm (npm test) and `helm package` (npm run release). */
+  readonly helm: string;
+  /** github.com/zegl/kube-score: the manifest linter of npm test. */
+  readonly kubeScore: string;
+  /** github.com/anchore/syft: each release image's SBOM (npm run release). */
+  readonly syft: string;
+  /** github.com/distribution/distribution/v3: the OCI registry a release is pushed to in tests. */
+  readonly distribution: string;
   /** github.com/marcosQuesada/k8s-swarm, the original operator (bench:coverage's peer): a pseudo-version. */
   readonly originalOperator: string;
   /** Its module sum (h1:…), checked against whatever source the build gets. */
@@ -46,7 +54,7 @@ export interface ToolSpec {
   readonly inOwnModule?: boolean;
 }
 
-export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns' | 'original';
+export type ToolId = 'etcd' | 'kubernetes' | 'kwok' | 'knative' | 'containerd' | 'coredns' | 'original' | 'helm' | 'kube-score' | 'syft' | 'registry';
 
 /** Bumped when the recipe itself changes in a way that needs a rebuild of every tool. */
 export const RECIPE_REVISION = 1;
@@ -125,6 +133,38 @@ export function toolSpecs(pins: Pins): readonly ToolSpec[] {
       // Static: it runs in an image that holds nothing else.
       binaries: [{ name: 'coredns', pkg: 'github.com/coredns/coredns', env: { CGO_ENABLED: '0' } }],
       ldflagsX: [],
+    },
+    // Release and lint tools, not the cluster's: built on first use only
+    // (npm test's chart and manifest checks, npm run release), each in its own
+    // scratch module like the cluster's tools; version stamps as upstream's
+    // Makefile or goreleaser sets them, so `--version` says what was built.
+    {
+      id: 'helm',
+      module: 'helm.sh/helm/v4',
+      version: pins.helm,
+      binaries: [{ name: 'helm', pkg: 'helm.sh/helm/v4/cmd/helm', env: { CGO_ENABLED: '0' } }],
+      ldflagsX: [`helm.sh/helm/v4/internal/version.version=${pins.helm}`, 'helm.sh/helm/v4/internal/version.gitTreeState=clean'],
+    },
+    {
+      id: 'kube-score',
+      module: 'github.com/zegl/kube-score',
+      version: pins.kubeScore,
+      binaries: [{ name: 'kube-score', pkg: 'github.com/zegl/kube-score/cmd/kube-score', env: { CGO_ENABLED: '0' } }],
+      ldflagsX: [`main.version=${pins.kubeScore}`],
+    },
+    {
+      id: 'syft',
+      module: 'github.com/anchore/syft',
+      version: pins.syft,
+      binaries: [{ name: 'syft', pkg: 'github.com/anchore/syft/cmd/syft', env: { CGO_ENABLED: '0' } }],
+      ldflagsX: [`main.version=${pins.syft}`],
+    },
+    {
+      id: 'registry',
+      module: 'github.com/distribution/distribution/v3',
+      version: pins.distribution,
+      binaries: [{ name: 'registry', pkg: 'github.com/distribution/distribution/v3/cmd/registry', env: { CGO_ENABLED: '0' } }],
+      ldflagsX: [`github.com/distribution/distribution/v3/version.version=${pins.distribution}`],
     },
     {
       // The operator Swarm replaces, for the side-by-side benchmark (bench/coverage.ts --peer original).

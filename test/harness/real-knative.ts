@@ -120,7 +120,7 @@ async function importInto(cluster: Cluster | string, archives: { name: string; p
  * release YAMLs do not include it and its gcr.io image cannot be pulled here.
  * Compiled in the ApiServerSource adapter's module (already resolved, read-only).
  */
-async function eventDisplayImage(workDir: string, progress: Progress): Promise<{ name: string; path: string }> {
+export async function eventDisplayImage(workDir: string, progress: Progress): Promise<{ name: string; path: string }> {
   const pins = readPins();
   const tool = toolSpecs(pins).find((t) => t.id === 'knative');
   if (!tool) throw new Error('no knative tool in the recipe');

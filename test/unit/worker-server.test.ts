@@ -40,4 +40,21 @@ describe('reference worker HTTP', () => {
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/assignment`, { method: 'POST' })).status).toBe(405);
   });
+
+  it('/readyz: 503 until the share has been read (none yet is a share), 200 then, 503 once stopping; /healthz answers throughout', async () => {
+    let view: AssignmentView = { pod: 'p', share: { jobs: [], version: -1 }, configVersion: undefined, loadedAt: undefined };
+    const base = await serve(() => view);
+    const ready = async () => {
+      const response = await fetch(`${base}/readyz`);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await ready()).toEqual({ status: 503, body: { error: 'share not read yet', status: 503 } });
+    view = { ...view, loadedAt: '2026-01-01T00:00:00.000Z' };
+    expect((await ready()).status).toBe(200);
+    view = { ...view, configVersion: 3, share: { jobs: ['a'], version: 1 } };
+    expect(await ready()).toEqual({ status: 200, body: { status: 'ready', configVersion: 3 } });
+    view = { ...view, stopping: true };
+    expect(await ready()).toEqual({ status: 503, body: { error: 'stopping', status: 503 } });
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
 });
