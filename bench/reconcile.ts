@@ -5,6 +5,9 @@
 // objects; the bench posts the events the ApiServerSource would and reads the
 // hosts' own /metrics (swarm_kube_requests_total) and /proc (CPU, peak RSS).
 // Bounded: a few minutes; progress on stderr. Results: bench/RESULTS.md.
+// SWARM_BENCH_CRD: a Swarm CRD file to install instead of this tree's, one that admits both
+// trees' status (the older tree's, when this one only removed a status field: under this tree's
+// CRD the older tree's status writes lose that field, so it never finds status as written).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/controlplane/ports.js';
@@ -161,17 +164,20 @@ async function events(kubeconfig: string, tree: Tree, name: string) {
  * (no restart left recorded).
  */
 async function settle(kubeconfig: string, tree: Tree, name: string): Promise<void> {
+  let last = '';
   for (let round = 0; round < 60; round++) {
     const e = await events(kubeconfig, tree, name);
     const before = [await requests(tree.assign), await requests(tree.restart)];
-    await post(tree.assign, resyncPingEvent({ namespace: tree.ns }) as never);
-    await post(tree.restart, e.changed);
+    const answers = [await post(tree.assign, resyncPingEvent({ namespace: tree.ns }) as never), await post(tree.restart, e.changed)];
     const after = [await requests(tree.assign), await requests(tree.restart)];
-    const running = ((await getJson(kubeconfig, tree.ns, `swarm/${name}`)).status as { phase?: string } | undefined)?.phase === 'Running';
+    const status = (await getJson(kubeconfig, tree.ns, `swarm/${name}`)).status as { phase?: string; conditions?: Array<{ type: string; reason: string; message: string }> } | undefined;
+    const running = status?.phase === 'Running';
     if (after[0]!.writes === before[0]!.writes && after[1]!.writes === before[1]!.writes && round > 1 && running) return;
+    const ready = status?.conditions?.find((c) => c.type === 'Ready');
+    last = `phase ${status?.phase}, Ready ${ready?.reason}: ${ready?.message?.slice(0, 200)}; writes assign ${after[0]!.writes - before[0]!.writes}, restart ${after[1]!.writes - before[1]!.writes}; answers ${answers.map((a) => a.status).join(', ')}`;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`${tree.label}: ${name} did not settle`);
+  throw new Error(`${tree.label}: ${name} did not settle (last round: ${last})`);
 }
 
 interface NoOp {
@@ -214,6 +220,12 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     await installSwarm(kc);
+    const crd = process.env.SWARM_BENCH_CRD;
+    if (crd) {
+      progress(`installing the Swarm CRD of ${crd}`);
+      await kubectl(kc, ['apply', '--server-side', '--force-conflicts', '-f', resolve(crd)]);
+      await kubectl(kc, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/swarms.k8slab.info']);
+    }
     const trees: Tree[] = [];
     for (const [label, dir, ns] of [['main before', resolve(baselineTree!), 'bench-old'], ['this tree', repoRoot, 'bench-new']] as const) {
       await enableNamespace(kc, ns);
@@ -360,7 +372,7 @@ async function main(): Promise<void> {
     const body = [
       '## Reconcile cost (bench:reconcile)',
       '',
-      `\`SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
+      `\`${process.env.SWARM_BENCH_CRD ? 'SWARM_BENCH_CRD=<the CRD file> ' : ''}SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster${process.env.SWARM_BENCH_CRD ? ` (the Swarm CRD of ${process.env.SWARM_BENCH_CRD})` : ''}; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
       '',
       `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes and the look that confirms its status write); RSS / peak RSS @N = VmRSS / VmHWM of the long-lived assign host after the no-op events of that step; peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
       '',
