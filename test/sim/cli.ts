@@ -112,7 +112,7 @@ if (flag('compare')) {
   // The shortcuts (echo skip, coalescer) switched off: the same end state and the same invariants broken, schedule by schedule.
   const differing = results.filter((r) => r.differs);
   const clean = results.filter((r) => !r.invariantsDiffer && r.violations.length === 0).length;
-  out(`without the shortcuts: ${results.length - differing.length} of ${results.length} schedules reach the same end state (assignment and status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
+  out(`without the shortcuts: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
   for (const r of differing.slice(0, 5)) out(`  seed ${r.seed} differs: ${JSON.stringify(r.final)} vs ${JSON.stringify(r.finalWithout)}`);
 }
 const hours = results.reduce((s, r) => s + r.simulatedMs, 0) / 3_600_000;
