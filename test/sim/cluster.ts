@@ -1,7 +1,7 @@
 // The cluster around Swarm: the StatefulSet and Deployment controllers, the
 // kubelet (pod start, readiness, ConfigMap volume propagation, termination,
 // crashes and CrashLoopBackOff) and the worker processes in the pods. Workers
-// run the reference worker's own pure logic (examples/worker: state.ts for a
+// run the worker SDK's own pure logic (sdk/typescript: state.ts for a
 // reload, drain.ts for the way out) and report every job they start and stop
 // to the checker, which keeps its own record of the truth.
 //
