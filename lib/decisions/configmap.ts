@@ -129,13 +129,13 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Every live pod of the pool is a holder, wherever its ordinal (workers.ts podsOfPoolByName).
   const facts0 = workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases, anyOrdinal: true });
   // A worker restarted to load (policy Restart) still runs its older share while its pinned pod lives.
-  const pinnedBefore = readRestarts(configMap?.annotations ?? {}).steps;
+  const recorded = readRestarts(configMap?.annotations ?? {});
   const held =
     spec.restart.policy === 'None'
       ? facts0
       : (worker: string): WorkerFacts => {
           const f = facts0(worker);
-          const step = pinnedBefore.find((st) => st.worker === worker);
+          const step = recorded.steps.find((st) => st.worker === worker);
           return step && stepState(step, f) !== 'done' ? { ...f, restartPending: true } : f;
         };
   // A StatefulSet pod replaced under its own name, or any stuck worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
@@ -158,7 +158,6 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   else delete annotations[HANDOVER_ANNOTATION];
   // Judged against the shares being written: what each live pod acknowledges.
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
-  const recorded = readRestarts(annotations);
   // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
   // Restart-only workers load what is published to them only by restarting: a worker
   // whose published jobs changed (a staged job added, say) is restarted like a changed one.
