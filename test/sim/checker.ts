@@ -28,7 +28,6 @@ export class Checker {
   private readonly owners = new Map<string, Set<string>>();
   /** process → jobs its acknowledgement in the API names */
   private readonly acked = new Map<string, Set<string>>();
-  private readonly dead = new Set<string>();
   /** Jobs that have had a running owner since they were (last) added to the spec. */
   private readonly established = new Set<string>();
   /** Jobs excused from coverage until then (an unplanned failure). */
@@ -79,7 +78,6 @@ export class Checker {
   }
 
   failed(proc: string, _how: string): void {
-    this.dead.add(proc);
     const until = this.now() + this.windows.failoverMs;
     for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
   }

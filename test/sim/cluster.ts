@@ -46,8 +46,7 @@ interface Proc {
   /** The jobs this process really runs. */
   running: Set<string>;
   template: WorkerTemplate;
-  draining: boolean;
-  /** Crash again this long after starting (a crash loop), while the loop lasts. */
+  /** The last acknowledgement asked for (version and jobs). */
   acked: string;
 }
 
@@ -63,6 +62,8 @@ interface Kubelet {
   /** The pod never starts (an image that cannot be pulled, no node fits). */
   stuck?: 'ImagePullBackOff' | 'Unschedulable';
   sigterm?: boolean;
+  /** The refresh annotation this kubelet last acted on. */
+  refreshSeen?: string;
 }
 
 export class Cluster {
@@ -99,8 +100,8 @@ export class Cluster {
       const k = this.kubelets.get(pod.uid);
       if (!k) return;
       // The refresh annotation makes the kubelet sync the pod now.
-      if (pod.annotations['k8slab.info/config-refresh'] !== undefined && pod.annotations['k8slab.info/config-refresh'] !== (k as { refreshSeen?: string }).refreshSeen) {
-        (k as { refreshSeen?: string }).refreshSeen = pod.annotations['k8slab.info/config-refresh'];
+      if (pod.annotations['k8slab.info/config-refresh'] !== undefined && pod.annotations['k8slab.info/config-refresh'] !== k.refreshSeen) {
+        k.refreshSeen = pod.annotations['k8slab.info/config-refresh'];
         this.deliverBy(k, this.timeline.now + this.rng.seconds(0.3, 1.5));
       }
       if (pod.deletion && !k.sigterm) {
@@ -175,7 +176,6 @@ export class Cluster {
       state: INITIAL_STATE,
       running: new Set(),
       template: pod.template,
-      draining: false,
       acked: '',
     };
     k.proc = proc;
@@ -272,7 +272,6 @@ export class Cluster {
       this.timeline.after(this.rng.int(100, 800), () => this.removePod(uid));
       return;
     }
-    proc.draining = true;
     // Nobody serving to hand its jobs to (a pool of one, every peer down): a disruption Swarm cannot stage.
     const peers = this.pods().filter((p) => p.uid !== uid && p.ready && !p.deletion);
     if (peers.length === 0) this.truth.failed(proc.id, 'stopped with no serving peer to hand over to');

@@ -3,26 +3,11 @@
 // to `..data/config.yml`. An update writes a new directory and renames a fresh
 // symlink over `..data` (kubernetes pkg/volume/util/atomic_writer.go).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchConfigFile, type ConfigFileWatcher } from '../../sdk/typescript/src/watch.js';
-
-let generation = 0;
-
-function atomicWrite(dir: string, files: Record<string, string>): void {
-  const stamp = `..2026_11_22_02_00_00.${String(++generation).padStart(9, '0')}`;
-  mkdirSync(join(dir, stamp));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, stamp, name), text);
-  const dataLink = join(dir, '..data');
-  const old = existsSync(dataLink) ? readlinkSync(dataLink) : undefined;
-  symlinkSync(stamp, join(dir, '..data_tmp'));
-  renameSync(join(dir, '..data_tmp'), dataLink);
-  for (const name of Object.keys(files)) {
-    if (!existsSync(join(dir, name))) symlinkSync(join('..data', name), join(dir, name));
-  }
-  if (old) rmSync(join(dir, old), { recursive: true });
-}
+import { writeVolume } from '../support/conformance/config-dir.js';
 
 /** Deliveries as a queue the test awaits one by one (no sleeps, no timing). */
 function collector(): { onText: (text: string | undefined) => void; next: () => Promise<string | undefined>; seen: (string | undefined)[] } {
@@ -56,15 +41,15 @@ describe('watchConfigFile over the kubelet atomic-writer layout', () => {
   });
 
   it('delivers the current content, then each ..data swap', async () => {
-    atomicWrite(dir, { 'config.yml': 'version: 1\n' });
+    writeVolume(dir, { 'config.yml': 'version: 1\n' });
     const sink = collector();
     watcher = watchConfigFile(join(dir, 'config.yml'), sink.onText, { debounceMs: 20, pollMs: 0 });
     expect(await sink.next()).toBe('version: 1\n');
 
-    atomicWrite(dir, { 'config.yml': 'version: 2\n' });
+    writeVolume(dir, { 'config.yml': 'version: 2\n' });
     expect(await sink.next()).toBe('version: 2\n');
 
-    atomicWrite(dir, { 'config.yml': 'version: 3\n' });
+    writeVolume(dir, { 'config.yml': 'version: 3\n' });
     expect(await sink.next()).toBe('version: 3\n');
     // The user-visible name never changed: it is still the same symlink into ..data.
     expect(readlinkSync(join(dir, 'config.yml'))).toBe(join('..data', 'config.yml'));
@@ -75,12 +60,12 @@ describe('watchConfigFile over the kubelet atomic-writer layout', () => {
     watcher = watchConfigFile(join(dir, 'config.yml'), sink.onText, { debounceMs: 20, pollMs: 0 });
     expect(await sink.next()).toBeUndefined();
 
-    atomicWrite(dir, { 'config.yml': 'version: 1\n' });
+    writeVolume(dir, { 'config.yml': 'version: 1\n' });
     expect(await sink.next()).toBe('version: 1\n');
   });
 
   it('does not deliver a swap that leaves the content unchanged', async () => {
-    atomicWrite(dir, { 'config.yml': 'same\n' });
+    writeVolume(dir, { 'config.yml': 'same\n' });
     const sink = collector();
     let reads = 0;
     let readAgain: (() => void) | undefined;
@@ -96,9 +81,9 @@ describe('watchConfigFile over the kubelet atomic-writer layout', () => {
     // Wait until the identical swap has been read (and not delivered) before the next one.
     const readsBefore = reads;
     const swapRead = new Promise<void>((resolve) => (readAgain = () => reads > readsBefore && resolve()));
-    atomicWrite(dir, { 'config.yml': 'same\n' });
+    writeVolume(dir, { 'config.yml': 'same\n' });
     await swapRead;
-    atomicWrite(dir, { 'config.yml': 'different\n' });
+    writeVolume(dir, { 'config.yml': 'different\n' });
     expect(await sink.next()).toBe('different\n');
     expect(sink.seen).toEqual(['same\n', 'different\n']);
   });
