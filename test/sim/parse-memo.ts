@@ -4,6 +4,7 @@
 // function of the text, so a remembered answer (frozen: a reader that mutates
 // it fails loudly) is what a fresh parse would give; so is a refusal.
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { deepFreeze } from './frozen.js';
 
 /** Distinct texts kept (a run has a few hundred versions; the live ones are the latest few). */
 const KEPT = 64;
@@ -23,12 +24,4 @@ export function parseRemembered(text: string): WorkerConfig {
   }
   if ('error' in answer) throw answer.error;
   return answer.config;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
-  }
-  return value;
 }
