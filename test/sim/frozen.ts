@@ -12,7 +12,12 @@ export function frozenCopy<T>(value: T): T {
   const proto = Object.getPrototypeOf(value) as unknown;
   if (proto !== Object.prototype && proto !== null) return deepFreeze(structuredClone(value));
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) {
+    const member = frozenCopy((value as Record<string, unknown>)[key]);
+    // A member named "__proto__" stays an own key (an assignment would set the copy's prototype).
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
+    else copy[key] = member;
+  }
   return Object.freeze(copy) as T;
 }
 
