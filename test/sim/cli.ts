@@ -8,12 +8,13 @@ import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { loadCorpus } from './corpus.js';
 import { readFileSync } from 'node:fs';
 import { REFUSED, generate, type Options, type Schedule } from './schedule.js';
-import { shrink } from './shrink.js';
-import { run } from './world.js';
+import { bundle } from './worker-bundle.js';
 import type { Violation } from './checker.js';
+// The world (and the production code under it) is loaded only where this process runs schedules: a campaign's
+// own processes load it themselves.
+const world = () => import('./world.js');
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -25,6 +26,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const describe = (v: Violation) => `${v.invariant} at ${(v.at / 1000).toFixed(3)} s: ${v.detail}`;
 
 if (flag('corpus')) {
+  const [{ loadCorpus }, { run }] = await Promise.all([import('./corpus.js'), world()]);
   let failed = 0;
   for (const entry of loadCorpus()) {
     const r = await run(entry.schedule);
@@ -44,6 +46,7 @@ if (one !== undefined) {
   const file = value('schedule');
   const loaded = file ? (JSON.parse(readFileSync(file, 'utf8')) as Schedule | { schedule: Schedule }) : undefined;
   let schedule = loaded ? ('schedule' in loaded ? loaded.schedule : loaded) : generate(Number(one));
+  const [{ run }, { shrink }] = await Promise.all([world(), import('./shrink.js')]);
   const first = await run(schedule, { trace: flag('trace') });
   if (flag('trace')) for (const line of first.trace) out(line);
   out(`seed ${one}: ${JSON.stringify(schedule.options)}`);
@@ -65,7 +68,7 @@ const seeds = Number(value('seeds') ?? 100);
 const from = Number(value('from') ?? 1);
 const procs = Math.max(1, Math.min(Number(value('procs') ?? cpus().length), seeds));
 const started = Date.now();
-const worker = fileURLToPath(new URL('./campaign-worker.ts', import.meta.url));
+const worker = await bundle(fileURLToPath(new URL('./campaign-worker.ts', import.meta.url)));
 interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; final?: unknown; finalWithout?: unknown }
 const results: Line[] = [];
 await Promise.all(
@@ -73,7 +76,7 @@ await Promise.all(
     const lo = from + Math.floor((seeds * p) / procs);
     const hi = from + Math.floor((seeds * (p + 1)) / procs);
     return new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', worker, String(lo), String(hi), ...(flag('compare') ? ['--compare'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [worker.file, String(lo), String(hi), ...(flag('compare') ? ['--compare'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
       createInterface({ input: child.stdout! }).on('line', (l) => {
         const r = JSON.parse(l) as Line;
         results.push(r);
@@ -83,6 +86,7 @@ await Promise.all(
     });
   }),
 );
+worker.remove();
 if (process.stderr.isTTY || flag('progress')) process.stderr.write('\n');
 results.sort((a, b) => a.seed - b.seed);
 const failing = results.filter((r) => r.violations.length > 0);
