@@ -129,9 +129,9 @@ export class SimKube implements KubeClient {
       const current = this.store.get<Swarm>('Swarm', key);
       if (!current) throw new KubeError('NotFound', 404, 'swarm not found', 'replaceSwarmStatus', 'UPDATE');
       if (String(current.rv) !== swarm.metadata.resourceVersion) throw new KubeError('Conflict', 409, 'the object has been modified', 'replaceSwarmStatus', 'UPDATE');
-      const next: Swarm = { ...current.value, status: structuredClone(swarm.status ?? {}) };
-      const rv = this.store.put('Swarm', key, next);
-      return swarmView({ value: next, rv })!;
+      // The store keeps its own frozen copy; the answer is that copy.
+      this.store.put<Swarm>('Swarm', key, { ...current.value, status: swarm.status ?? {} });
+      return swarmView(this.store.get<Swarm>('Swarm', key))!;
     });
   }
 
