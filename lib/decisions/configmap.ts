@@ -139,8 +139,11 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
           return step && stepState(step, f) !== 'done' ? { ...f, restartPending: true } : f;
         };
   // A StatefulSet pod replaced under its own name, or any stuck worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
-  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }, dedicatedJobs(spec.workload.jobs)) : undefined;
+  const dedicated = dedicatedJobs(spec.workload.jobs);
+  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }, dedicated) : undefined;
   const target = custody?.target ?? result.assignment;
+  // Status speaks of the shares written: a dedicated job a custodian runs beside others is not honoured either.
+  const unhonoured = target === result.assignment ? result.unhonouredDedications : [...result.unhonouredDedications, ...sharedInCustody(target, dedicated, result.unhonouredDedications)];
   // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
   // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
   const staged =
@@ -211,9 +214,18 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     changed,
     changedWorkers: plan ? [...plan.changedWorkers] : [],
     moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
-    unhonoured: result.unhonouredDedications,
+    unhonoured,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
+}
+
+/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
+export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
+  if (dedicated.size === 0) return [];
+  const already = new Set(known.map((u) => u.job));
+  return Object.values(target).flatMap((jobs) =>
+    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
+  );
 }
 
 const dedicatedJobs = (jobs: ValidSwarm['spec']['workload']['jobs']): Set<string> =>
