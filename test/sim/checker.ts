@@ -160,17 +160,16 @@ export class Checker {
   }
 
   /**
-   * Once the world has been quiet for the stated time: the Swarm converged. `pool`: its workers and its spec's
-   * dedicated and shared jobs — too few workers to give each dedicated job one alone, one kept for the shared
-   * jobs (docs/troubleshooting.md, DedicationsNotHonoured), is Degraded by design, and only then.
+   * The pool at the end: its workers and its spec's dedicated and shared jobs. Too few workers to give each
+   * dedicated job one alone, one kept for the shared jobs, is Degraded by design (DedicationsNotHonoured,
+   * docs/troubleshooting.md), and only then.
    */
-  converged(
-    status: Record<string, unknown> | undefined,
-    configVersion: number | undefined,
-    generation: number | undefined,
-    pool: { workers: number; dedicated: number; shared: number } = { workers: 0, dedicated: 0, shared: 0 },
-  ): void {
+  finalPool = { workers: 0, dedicated: 0, shared: 0 };
+
+  /** Once the world has been quiet for the stated time: the Swarm converged. */
+  converged(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
     const problems: string[] = [];
+    const pool = this.finalPool;
     const alone = pool.shared > 0 || pool.dedicated > pool.workers ? pool.workers - 1 : pool.workers;
     const unhonoured = Math.max(0, pool.dedicated - Math.max(0, alone));
     const degraded = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Degraded');

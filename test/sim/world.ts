@@ -178,7 +178,8 @@ class World {
       const pool = this.store.peek<StatefulSetObj | DeploymentObj>(o.pool, podKey(NS, POOL));
       const dedicated = (swarm?.spec.workload.jobs ?? []).filter((j) => typeof j !== 'string' && j.dedicated).length;
       const shared = (swarm?.spec.workload.jobs.length ?? 0) - dedicated;
-      this.checker.converged(swarm?.status as Record<string, unknown> | undefined, version ? Number(version) : undefined, swarm?.metadata.generation, { workers: pool?.replicas ?? 0, dedicated, shared });
+      this.checker.finalPool = { workers: pool?.replicas ?? 0, dedicated, shared };
+      this.checker.converged(swarm?.status as Record<string, unknown> | undefined, version ? Number(version) : undefined, swarm?.metadata.generation);
     });
     while (!finished && this.steps < maxSteps) {
       const entry = this.timeline.pop();
