@@ -18,6 +18,7 @@ import { readConfig, type ConfigReader } from './config-read.js';
 import { foreignController, ownerReferenceTo, withOwner } from './configmap-ownership.js';
 import { configMapPatch } from './configmap-patch.js';
 import { sizeProblem } from './configmap-size.js';
+import { SPEC_GENERATION_ANNOTATION, specGenerationOf, specReadIsOlder } from './spec-generation.js';
 import { jsonEqual } from './equal.js';
 import { inCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
@@ -43,6 +44,8 @@ export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooMany
 
 type AssignDecision =
   | { kind: 'blocked'; reason: BlockedReason; message: string }
+  /** The Swarm read is older than the spec the config in force was decided from: re-read (spec-generation.ts). */
+  | { kind: 'stale'; message: string }
   | {
       kind: 'converge';
       /** What to do with the API: nothing when the observed ConfigMap already is the desired one. */
@@ -85,6 +88,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
         reason: 'ConfigMapConflict',
         message: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name} (uid ${other.uid}), not by this Swarm`,
       };
+    }
+    if (specReadIsOlder(configMap.annotations, swarm)) {
+      return { kind: 'stale', message: `ConfigMap ${configMap.name} was written from a newer spec than generation ${swarm.metadata.generation ?? '?'}` };
     }
   }
 
@@ -196,6 +202,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     ...(configMap?.binaryData ? { binaryData: configMap.binaryData } : {}),
   };
 
+  // The spec it was decided from, recorded with any write (alone, it is no reason to write).
+  const generation = specGenerationOf(swarm);
+  if (generation && (!configMap || configMapPatch(configMap, desired))) desired.annotations = { ...desired.annotations, [SPEC_GENERATION_ANNOTATION]: generation };
   const patch = configMap ? configMapPatch(configMap, desired) : undefined;
   const write = !configMap ? 'create' : patch ? 'update' : 'none';
   if (write !== 'none') {

@@ -73,6 +73,9 @@ export class Checker {
 
   setHandoff(handoff: 'MakeBeforeBreak' | 'BreakBeforeMake'): void {
     if (handoff !== this.handoff) this.single.clear();
+    // Make-before-break promises to keep an owner, not to conjure one: a job that break-before-make had
+    // already stopped is held to it from the moment it runs again.
+    if (handoff !== this.handoff && handoff === 'MakeBeforeBreak') for (const job of this.jobs) if (!this.owners.get(job)?.size) this.established.delete(job);
     this.handoff = handoff;
   }
 
@@ -197,15 +200,28 @@ export class Checker {
       this.fail('status', `uncoveredJobs ${uncovered} written at ${now} while ${missing.length} job(s) had no ${this.acknowledging ? 'acknowledged ' : ''}running owner when read at ${read.at}`);
   }
 
+  /**
+   * The pool at the end: its workers and its spec's dedicated and shared jobs. Too few workers to give each
+   * dedicated job one alone, one kept for the shared jobs, is Degraded by design (DedicationsNotHonoured,
+   * docs/troubleshooting.md), and only then.
+   */
+  finalPool = { workers: 0, dedicated: 0, shared: 0 };
+
   /** Once the world has been quiet for the stated time: the Swarm converged. */
   converged(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
     const problems: string[] = [];
+    const pool = this.finalPool;
+    const alone = pool.shared > 0 || pool.dedicated > pool.workers ? pool.workers - 1 : pool.workers;
+    const unhonoured = Math.max(0, pool.dedicated - Math.max(0, alone));
+    const degraded = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Degraded');
     for (const job of this.jobs) {
       const n = this.owners.get(job)?.size ?? 0;
       if (n !== 1) problems.push(`job ${job} has ${n} running owners`);
     }
     const ready = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Ready');
-    if (status?.phase !== 'Running') problems.push(`phase ${String(status?.phase)}`);
+    if (unhonoured > 0) {
+      if (status?.phase !== 'Degraded' || degraded?.reason !== 'DedicationsNotHonoured') problems.push(`phase ${String(status?.phase)} (${String(degraded?.reason)}) with ${unhonoured} dedicated job(s) sharing a worker`);
+    } else if (status?.phase !== 'Running') problems.push(`phase ${String(status?.phase)}`);
     if (ready?.status !== 'True') problems.push(`Ready ${ready?.status ?? 'absent'} (${ready?.reason ?? ''})`);
     if (status?.uncoveredJobs !== 0) problems.push(`uncoveredJobs ${String(status?.uncoveredJobs)}`);
     if (configVersion !== undefined && status?.version !== configVersion) problems.push(`status.version ${String(status?.version)} but config version ${configVersion}`);

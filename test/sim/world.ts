@@ -194,9 +194,12 @@ class World {
       const swarm = this.store.peek<Swarm>('Swarm', podKey(NS, 'swarm'));
       const cm = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG));
       const version = /^version: (\d+)$/m.exec(cm?.data['config.yml'] ?? '')?.[1];
+      const pool = this.store.peek<StatefulSetObj | DeploymentObj>(o.pool, podKey(NS, POOL));
+      const dedicated = (swarm?.spec.workload.jobs ?? []).filter((j) => typeof j !== 'string' && j.dedicated).length;
+      const shared = (swarm?.spec.workload.jobs.length ?? 0) - dedicated;
+      this.checker.finalPool = { workers: pool?.replicas ?? 0, dedicated, shared };
       this.checker.converged(swarm?.status as Record<string, unknown> | undefined, version ? Number(version) : undefined, swarm?.metadata.generation);
     });
-    void o;
     while (!finished && this.steps < maxSteps) {
       const entry = this.timeline.pop();
       if (!entry) break;
