@@ -15,8 +15,10 @@ let rememberedChars = 0;
 const idOf = (configMap: ConfigMapView | undefined): string | undefined =>
   configMap?.uid && configMap.resourceVersion ? `${configMap.uid}/${configMap.resourceVersion}` : undefined;
 
-export function cachedConfigReader(configMap: ConfigMapView | undefined): ConfigReader {
+/** `on`: false reads afresh every time (the shortcut switched off, shortcuts.ts). */
+export function cachedConfigReader(configMap: ConfigMapView | undefined, on = true): ConfigReader {
   const id = idOf(configMap);
+  if (!on) return readConfig;
   return (text) => {
     if (id === undefined || text === undefined) return readConfig(text);
     const hit = remembered.get(id);
