@@ -1,15 +1,13 @@
 // npm run bench:decide — the CPU of one no-op assign event's decisions (the
 // ConfigMap's, then status) over a converged Swarm of 5,000 jobs whose workers
-// acknowledge their shares, at 10 and 1,000 workers, with the in-process
-// shortcuts on and off (lib/reconcilers/shortcuts.ts): the config cache (the
-// ConfigMap parsed once per version) and the digest memo (a share hashed once
-// per parsed list). In process, no API: what bench:reconcile cannot show (its
-// KWOK workers write no Leases, so it computes no digest). Results: bench/RESULTS.md.
+// acknowledge their shares, at 10 and 1,000 workers, with the config cache (the
+// ConfigMap parsed once per version, lib/reconcilers/shortcuts.ts) on and off.
+// In process, no API: what bench:reconcile cannot show (its KWOK workers write
+// no Leases, so it judges none). Results: bench/RESULTS.md.
 import { cpus, totalmem } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideConfigMap } from '../lib/decisions/configmap.js';
-import { useDigestMemo } from '../lib/decisions/coverage.js';
 import { computeStatus } from '../lib/decisions/status.js';
 import { readRestarts } from '../lib/decisions/workspace.js';
 import { cachedConfigReader } from '../lib/reconcilers/config-cache.js';
@@ -24,10 +22,8 @@ const BATCHES = 7;
 const PER_BATCH = 10;
 const progress = (line: string) => process.stderr.write(`[bench:decide] ${line}\n`);
 const VARIANTS = [
-  ['all on', { configCache: true, digestMemo: true }],
-  ['no config cache', { configCache: false, digestMemo: true }],
-  ['no digest memo', { configCache: true, digestMemo: false }],
-  ['neither', { configCache: false, digestMemo: false }],
+  ['config cache on', true],
+  ['no config cache', false],
 ] as const;
 
 /** A converged Swarm of `workers` acknowledging pods: one no-op event's decisions, as lib/reconcilers/assign.ts makes them. */
@@ -53,17 +49,15 @@ const rows: string[] = [];
 for (const workers of WORKERS) {
   const event = world(workers);
   const cells: string[] = [];
-  for (const [label, on] of VARIANTS) {
-    useDigestMemo(on.digestMemo);
-    for (let i = 0; i < 3; i++) event(on.configCache); // warm: the JIT, and the cache and memo filled
+  for (const [label, configCache] of VARIANTS) {
+    for (let i = 0; i < 3; i++) event(configCache); // warm: the JIT, and the cache filled
     const batches: number[] = [];
     for (let b = 0; b < BATCHES; b++) {
       const start = process.cpuUsage();
-      for (let i = 0; i < PER_BATCH; i++) event(on.configCache);
+      for (let i = 0; i < PER_BATCH; i++) event(configCache);
       const used = process.cpuUsage(start);
       batches.push((used.user + used.system) / 1000 / PER_BATCH);
     }
-    useDigestMemo(true);
     cells.push(median(batches).toFixed(1));
     progress(`${workers} workers, ${label}: ${median(batches).toFixed(1)} ms per event`);
   }
@@ -73,7 +67,7 @@ for (const workers of WORKERS) {
 const seconds = ((Date.now() - t0) / 1000).toFixed(0);
 const table = [`| workers | ${VARIANTS.map(([label]) => label).join(' | ')} |`, `| --- | ${VARIANTS.map(() => '---').join(' | ')} |`, ...rows];
 const body = [
-  '## One no-op event\'s decisions, with the in-process shortcuts on and off (bench:decide)',
+  '## One no-op event\'s decisions, with the config cache on and off (bench:decide)',
   '',
   `\`npm run bench:decide\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s. CPU ms (process user+system, the median of ${BATCHES} batches of ${PER_BATCH} events, after 3 to warm) of what one no-op assign event decides — the ConfigMap (config.yml read, the assignment, staging, restarts) and status (coverage judged from each worker's Lease) — over a converged Swarm of ${JOBS.toLocaleString('en-US')} jobs whose workers all acknowledge their shares; no API requests (those are bench:reconcile's).`,
   '',

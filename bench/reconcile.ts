@@ -28,7 +28,7 @@ import { withSection } from './results-file.js';
 
 const baselineTree = process.env.SWARM_BENCH_BASELINE;
 const shortcutsRun = process.env.SWARM_BENCH_SHORTCUTS === '1';
-/** The shortcuts run's hosts: label, namespace, the shortcuts switched off (the digest memo has no run here: the bench's workers write no Leases, so no digest is computed; bench/decide.ts measures it). */
+/** The shortcuts run's hosts: label, namespace, the shortcuts switched off. */
 const VARIANTS = [
   ['all shortcuts on', 'bench-on', []],
   ['no echo skip', 'bench-no-echo', ['echoSkip']],
@@ -404,7 +404,7 @@ async function main(): Promise<void> {
           '',
           `\`SWARM_BENCH_SHORTCUTS=1 npm run bench:reconcile\`; ${machine}; this tree's hosts side by side (bench/shortcuts-host.ts, under tsx, one host per function and column, admin credentials), each column in its own namespace holding the same objects, with the shortcut its column names switched off (lib/reconcilers/shortcuts.ts)${baselineTree ? `; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}` : ''}.`,
           '',
-          `The rows as in "Reconcile cost" above: requests per event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs over 10 workers, the others 10 jobs); requests/event sustained = requests over events answered while 10 events for the target are in flight at once for 5 s; peak RSS = VmHWM of a fresh assign host over 25 Swarms × 4,000 jobs whose configs another host wrote. The bench's KWOK workers write no acknowledgement Leases: no share digest is computed here (the digest memo: \`npm run bench:decide\`).`,
+          `The rows as in "Reconcile cost" above: requests per event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs over 10 workers, the others 10 jobs); requests/event sustained = requests over events answered while 10 events for the target are in flight at once for 5 s; peak RSS = VmHWM of a fresh assign host over 25 Swarms × 4,000 jobs whose configs another host wrote. The bench's KWOK workers write no acknowledgement Leases: what judging them costs is \`npm run bench:decide\`'s.`,
           '',
           ...table,
           '',

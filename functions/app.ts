@@ -9,7 +9,6 @@ import { recordConflictRetry } from '../lib/observability/tracing/instrumentatio
 import { createCoalescer, uncoalesced } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
 import { shortcutOn, type Shortcuts } from '../lib/reconcilers/shortcuts.js';
-import { useDigestMemo } from '../lib/decisions/coverage.js';
 import { assignFunction } from './assign/index.js';
 import type { SwarmFunction } from './function.js';
 import { eventRoute, jsonErrors, notFound } from './http.js';
@@ -32,8 +31,6 @@ export interface AppOptions {
 function functionsFor(options: AppOptions): SwarmFunction[] {
   const { kube, log, metrics } = options;
   const { shortcuts } = options;
-  // A memo of a pure function, process-wide: only a host started with it off (bench:reconcile) turns it off.
-  if (!shortcutOn(shortcuts, 'digestMemo')) useDigestMemo(false);
   const coalescer = shortcutOn(shortcuts, 'coalescer') ? createCoalescer(() => metrics.eventsCoalesced.inc()) : uncoalesced;
   const env = (component: 'assign' | 'restart'): ReconcileEnv => ({
     kube,

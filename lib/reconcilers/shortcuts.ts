@@ -10,11 +10,9 @@ export interface Shortcuts {
   configCache: boolean;
   /** Events for a Swarm that arrive while its reconcile runs share one follow-up (coalesce.ts). */
   coalescer: boolean;
-  /** A share's digest computed once per parsed list (lib/decisions/coverage.ts): process-wide, switched by the host (functions/app.ts). */
-  digestMemo: boolean;
 }
 
-export const SHORTCUTS: readonly (keyof Shortcuts)[] = ['echoSkip', 'configCache', 'coalescer', 'digestMemo'];
+export const SHORTCUTS: readonly (keyof Shortcuts)[] = ['echoSkip', 'configCache', 'coalescer'];
 
 /** On unless switched off. */
 export const shortcutOn = (shortcuts: Partial<Shortcuts> | undefined, name: keyof Shortcuts): boolean => shortcuts?.[name] !== false;

@@ -8,8 +8,7 @@ import { toTrigger } from '../../lib/events/trigger.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { KubeError } from '../../lib/kube/errors.js';
 import { createCoalescer, uncoalesced } from '../../lib/reconcilers/coalesce.js';
-import { shortcutOn, type Shortcuts } from '../../lib/reconcilers/shortcuts.js';
-import { useDigestMemo } from '../../lib/decisions/coverage.js';
+import type { Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -75,15 +74,8 @@ const PROBES = (() => {
  * `shortcuts`: the production functions' shortcuts switched off (lib/reconcilers/shortcuts.ts), so a campaign run
  * with and without them shows they change no outcome (--compare).
  */
-export async function run(schedule: Schedule, options: { trace?: boolean; maxSteps?: number; shortcuts?: Partial<Shortcuts> } = {}): Promise<RunResult> {
-  const shortcuts = options.shortcuts ?? {};
-  // Process-wide (a memo of a pure function): set for this run, one run at a time.
-  useDigestMemo(shortcutOn(shortcuts, 'digestMemo'));
-  try {
-    return await new World(schedule, !!options.trace, shortcuts).run(options.maxSteps ?? 2_000_000);
-  } finally {
-    useDigestMemo(true);
-  }
+export function run(schedule: Schedule, options: { trace?: boolean; maxSteps?: number; shortcuts?: Partial<Shortcuts> } = {}): Promise<RunResult> {
+  return new World(schedule, !!options.trace, options.shortcuts ?? {}).run(options.maxSteps ?? 2_000_000);
 }
 
 class World {

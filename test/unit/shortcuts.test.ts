@@ -3,7 +3,6 @@
 // bench:reconcile rely on to show what a shortcut changes and saves.
 import { describe, expect, it } from 'vitest';
 import { assignFunction } from '../../functions/assign/index.js';
-import { acknowledgementsByWorker, judgeAcknowledgement, useDigestMemo } from '../../lib/decisions/coverage.js';
 import type { Trigger } from '../../lib/events/types.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
 import { createCoalescer, uncoalesced } from '../../lib/reconcilers/coalesce.js';
@@ -13,7 +12,6 @@ import type { Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import { nextConfig, render } from '../../lib/workerconfig/index.js';
 import { silentLog, swarmOf } from '../support/fixtures.js';
 import { MemoryKube } from '../support/memory-kube.js';
-import { acknowledgement, workerPod } from '../support/views.js';
 
 const echo: Trigger = {
   source: 'apiserver',
@@ -58,22 +56,6 @@ describe('the shortcuts switched off', () => {
     const again = cachedConfigReader(configMap, false)(text);
     expect(again.previous).not.toBe(first.previous);
     expect(again.previous).toStrictEqual(first.previous);
-  });
-
-  it('without the digest memo, a share is judged the same, digested afresh', () => {
-    const pod = workerPod(0);
-    const share = { jobs: ['a', 'b'], version: 2 };
-    const acks = acknowledgementsByWorker([acknowledgement(pod, 2, ['b', 'a'])]);
-    const other = acknowledgementsByWorker([acknowledgement(pod, 2, ['a'])]);
-    const judged = () => [judgeAcknowledgement(pod, share, acks), judgeAcknowledgement(pod, share, other)];
-    const on = judged();
-    useDigestMemo(false);
-    try {
-      expect(judged()).toEqual(on);
-      expect(on).toEqual(['runs', 'differs']);
-    } finally {
-      useDigestMemo(true);
-    }
   });
 
   it('without the coalescer, every caller runs its own reconcile', async () => {
