@@ -29,8 +29,7 @@ export interface AppOptions {
 }
 
 function functionsFor(options: AppOptions): SwarmFunction[] {
-  const { kube, log, metrics } = options;
-  const { shortcuts } = options;
+  const { kube, log, metrics, shortcuts } = options;
   const coalescer = shortcutOn(shortcuts, 'coalescer') ? createCoalescer(() => metrics.eventsCoalesced.inc()) : uncoalesced;
   const env = (component: 'assign' | 'restart'): ReconcileEnv => ({
     kube,
