@@ -7,14 +7,15 @@
 // the node. Each Swarm converges (Running, every worker acknowledging its
 // share, every job run exactly once by the workers' own reports), then
 // `kubectl scale swm` 3 → 5 → 2 hands jobs to the new pods and back from the
-// departing ones (which drain: DRAIN_CONFIGMAP) with zero uncovered
-// job-seconds, counted by the coverage recorder from what each example
-// application logs in its own start and stop callbacks.
+// departing ones (which drain: DRAIN_CONFIGMAP), and a pod deleted by hand
+// hands its share to its replacement (the handover annotation), each with
+// zero uncovered job-seconds, counted by the coverage recorder from what each
+// example application logs in its own start and stop callbacks.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { importImages } from '../controlplane/cluster.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
-import { poolRun, SCRIPT, START_REPLICAS, STEP_TIMEOUT, type PoolRun, type StepOutcome } from '../harness/pool-script.js';
+import { poolRun, SCRIPT, START_REPLICAS, STEP_TIMEOUT, victimOf, type PoolRun, type StepOutcome } from '../harness/pool-script.js';
 import { kubectl } from '../harness/swarm-install.js';
 import { sampleSwarmYaml, workerPoolYaml } from '../harness/worker-pool.js';
 import { ensureTargets } from '../image/build.js';
@@ -100,6 +101,16 @@ describe('Go and Python worker pools on the real node', () => {
     expect({ go: handedOver(s.go), python: handedOver(s.python) }).toEqual({
       go: { gaps: [], uncovered: 0, spread: true },
       python: { gaps: [], uncovered: 0, spread: true },
+    });
+  }, STEP_TIMEOUT);
+
+  it('a pod deleted by hand: its peers take its jobs before it stops, its replacement takes a share back: zero uncovered job-seconds', async () => {
+    const s = await both((language) => runs[language].step(SCRIPT.podDeleted));
+    // A StatefulSet's replacement has the victim's name (and a new uid).
+    const replaced = (o: StepOutcome) => ({ ...handedOver(o), replaced: o.cost.podsReplaced, back: (o.after[victimOf(o.before)]?.length ?? 0) > 0 });
+    expect({ go: replaced(s.go), python: replaced(s.python) }).toEqual({
+      go: { gaps: [], uncovered: 0, spread: true, replaced: 1, back: true },
+      python: { gaps: [], uncovered: 0, spread: true, replaced: 1, back: true },
     });
   }, STEP_TIMEOUT);
 
