@@ -16,6 +16,7 @@ import { cachedConfigReader } from './config-cache.js';
 import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
+import { shortcutOn } from './shortcuts.js';
 
 export interface RestartOutcome {
   key: SwarmKey;
@@ -77,7 +78,7 @@ async function restartOnce(
   const pods = await listWorkerPods(env, statefulSet);
   // The shares in force, to judge what each pod acknowledges (parsed once per
   // ConfigMap version per instance); never re-assigned here.
-  const { previous: config } = cachedConfigReader(configMap)(configMap?.data[valid.spec.configKey]);
+  const { previous: config } = cachedConfigReader(configMap, shortcutOn(env.shortcuts, 'configCache'))(configMap?.data[valid.spec.configKey]);
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, ...(config ? { config } : {}) });
   for (const pod of decision.deletes) {
     const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });
