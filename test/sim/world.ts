@@ -122,6 +122,7 @@ class World {
     this.checker.acknowledging = o.acknowledges;
     this.checker.maxUnavailable = o.maxUnavailable;
     this.checker.setHandoff(o.handoff);
+    this.checker.setRefused(refused(o.policy, o.acknowledges));
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -270,6 +271,7 @@ class World {
       case 'policy':
         // A new policy comes with workers that behave accordingly: a new template, rolled out.
         if (this.editSwarm((s) => (s.spec.restart = { ...s.spec.restart, policy: a.value }))) {
+          this.checker.setRefused(refused(a.value, this.template.acknowledges));
           this.template = { ...this.template, reload: a.value === 'None' ? 'hot' : 'restart', revision: this.template.revision + 1 };
           this.editPool((p) => (p.template = this.template));
         }
@@ -529,3 +531,9 @@ class World {
     };
   }
 }
+
+/**
+ * Hot reload over workers that do not acknowledge: the API admits it, Swarm refuses it on its first look at the
+ * pool (AcknowledgementRequired), and the checker expects that refusal instead of the promise.
+ */
+const refused = (policy: 'None' | 'Restart', acknowledges: boolean): boolean => policy === 'None' && !acknowledges;
