@@ -3,6 +3,7 @@
 // a new pod under policy Restart that cannot show what it read.
 import { describe, expect, it } from 'vitest';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { stageHandoff } from '../../lib/decisions/handoff.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { PodView } from '../../lib/kube/types.js';
 import { swarmOf } from '../support/fixtures.js';
@@ -65,5 +66,49 @@ describe('policy Restart: a new worker\'s running pod that cannot acknowledge', 
     const pending = plain(2, { startedAt: undefined as never, ready: false, phase: 'Pending' });
     const fresh = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods: [plain(0), plain(1), pending] }));
     expect(readRestarts(fresh.annotations).steps.map((s) => s.worker)).not.toContain('swarm-worker-2');
+  });
+});
+
+describe('policy Restart: a departing worker whose pod cannot acknowledge', () => {
+  it('holds what it read at its start until its pod is gone, its share emptied or not (restart-noack-ordinals-start)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const old = [workerPod(0), workerPod(1)];
+    const moved = { ...sts(2), startOrdinal: 2 };
+    // ordinals.start 0 → 2: swarm-worker-0 and -1 depart, their jobs await -2 and -3.
+    const emptied = written(decideConfigMap({ swarm, statefulSet: moved, configMap: first, pods: old }));
+    const ran = new Set([...v1.workloads['swarm-worker-0']!.jobs, ...v1.workloads['swarm-worker-1']!.jobs]);
+    const gained = (cm: typeof emptied) => Object.entries(configOf(cm).workloads).flatMap(([w, share]) => (w === 'swarm-worker-0' || w === 'swarm-worker-1' ? [] : share.jobs.filter((j) => ran.has(j))));
+    expect(gained(emptied)).toEqual([]);
+    // Its share is empty now, but its pod, started long before, runs what it read: it stays a holder.
+    const newPods = [workerPod(2), workerPod(3)];
+    const again = written(decideConfigMap({ swarm, statefulSet: moved, configMap: emptied, pods: [...old, ...newPods] }));
+    expect(configOf(again).workloads['swarm-worker-0']?.jobs).toEqual([]);
+    expect(gained(again)).toEqual([]);
+    // Its pods gone, the gainers take the jobs.
+    const gone = written(decideConfigMap({ swarm, statefulSet: moved, configMap: again, pods: newPods }));
+    expect(gained(gone).sort()).toEqual([...ran].sort());
+  });
+});
+
+describe('break-before-make: a job awaiting one worker that the next change gives to another', () => {
+  it('still waits while any other worker may run it (restart-noack-awaiting-moves)', () => {
+    // job-1 left swarm-worker-2 (restart pending: it still runs it) and awaited swarm-worker-4; now it goes to swarm-worker-1.
+    const previous = {
+      version: 11,
+      workloads: {
+        'swarm-worker-1': { jobs: [], version: 10 },
+        'swarm-worker-2': { jobs: ['job-0'], version: 11 },
+        'swarm-worker-4': { jobs: [], version: 11, awaiting: ['job-1'] },
+      },
+    };
+    const facts = (worker: string) => (worker === 'swarm-worker-4' ? {} : { pod: workerPod(Number(worker.slice(-1))), ...(worker === 'swarm-worker-2' ? { restartPending: true } : {}) });
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous, target: { 'swarm-worker-1': ['job-1'], 'swarm-worker-2': ['job-0'] }, facts });
+    expect(staged.jobs['swarm-worker-1']).toEqual([]);
+    expect(staged.marks['swarm-worker-1']).toEqual({ awaiting: ['job-1'] });
+    // Once nobody else is behind, it is published.
+    const caughtUp = stageHandoff({ handoff: 'BreakBeforeMake', previous, target: { 'swarm-worker-1': ['job-1'], 'swarm-worker-2': ['job-0'] }, facts: (w) => ({ ...facts(w), restartPending: false }) });
+    expect(caughtUp.jobs['swarm-worker-1']).toEqual(['job-1']);
   });
 });
