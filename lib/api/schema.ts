@@ -312,7 +312,7 @@ const workerStatus: SchemaNode = {
     coverage: {
       type: 'string',
       enum: ['Acknowledged', 'Inferred', 'Uncovered'],
-      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
+      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): a restart-only pod (restart.policy Restart) that does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
     },
     runningVersion: { type: 'integer', description: 'The config version this pod acknowledged in its Lease.', minimum: 0 },
   },
