@@ -19,6 +19,7 @@ import { apiServerEvent, toHttpMessage } from '../lib/events/apiserver-event.js'
 import { resyncPingEvent } from '../lib/events/ping.js';
 import type { KubeObject } from '../lib/events/types.js';
 import { repoRoot, startCluster } from '../test/controlplane/cluster.js';
+import { acknowledgeKwokPools, type Acknowledger } from '../test/harness/kwok-acknowledger.js';
 import { enableNamespace, installSwarm, kubectl } from '../test/harness/swarm-install.js';
 import { Timeline, eventually } from '../test/support/timeline.js';
 import { withSection } from './results-file.js';
@@ -123,7 +124,9 @@ spec:
   podManagementPolicy: Parallel
   selector: {matchLabels: {app: ${name}}}
   template:
-    metadata: {labels: {app: ${name}}}
+    # Hot reload (the Swarms' default policy) needs pods that declare acknowledgement; the target's
+    # are played by the bench (acknowledgeKwokPools), the others never converge and need not.
+    metadata: {labels: {app: ${name}, k8slab.info/acknowledges: lease}}
     spec:
       nodeSelector: {type: kwok}
       tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
@@ -218,6 +221,7 @@ async function main(): Promise<void> {
   const cluster = await startCluster({ workDir, ephemeral: true, realNode: false, nodes: 2, ownerPid: process.pid, onProgress: progress });
   const kc = cluster.kubeconfigPath;
   const children: ChildProcess[] = [];
+  const acknowledgers: Acknowledger[] = [];
   try {
     await installSwarm(kc);
     const crd = process.env.SWARM_BENCH_CRD;
@@ -233,6 +237,8 @@ async function main(): Promise<void> {
       const restart = await startHost(dir, 'restart', kc);
       children.push(assign.child, restart.child);
       trees.push({ label, dir, ns, assign, restart });
+      // KWOK's pods run nothing: the target's workers acknowledge their shares as hot-reloading ones would.
+      acknowledgers.push(acknowledgeKwokPools(kc, ns, () => ['target-worker'], { configMapOf: () => 'target-config' }));
     }
     const results: Record<string, Record<string, string>> = Object.fromEntries(trees.map((t) => [t.label, {}]));
     const put = (tree: Tree, k: string, v: string) => (results[tree.label]![k] = v);
@@ -385,6 +391,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${table.join('\n')}\n`);
     progress(`done in ${seconds} s; bench/RESULTS.md updated`);
   } finally {
+    await Promise.all(acknowledgers.map((a) => a.stop()));
     for (const c of children) c.kill('SIGTERM');
     await cluster.stop();
     rmSync(workDir, { recursive: true, force: true });

@@ -27,11 +27,17 @@ export interface Acknowledger {
 
 /**
  * Every `intervalMs`, the pods of each StatefulSet in `pools()` (selector
- * app=<pool>, its ConfigMap `<pool>-config`, key config.yml: swarmYaml's
- * names) acknowledge their current shares. Errors of one pass (a ConfigMap not
- * written yet, a conflict) are left to the next.
+ * app=<pool>, its ConfigMap `configMapOf(pool)`, swarmYaml's `<pool>-config`
+ * by default, key config.yml) acknowledge their current shares. Errors of one
+ * pass (a ConfigMap not written yet, a conflict) are left to the next.
  */
-export function acknowledgeKwokPools(kubeconfig: string, namespace: string, pools: () => readonly string[], intervalMs = 1_000): Acknowledger {
+export function acknowledgeKwokPools(
+  kubeconfig: string,
+  namespace: string,
+  pools: () => readonly string[],
+  options: { intervalMs?: number; configMapOf?: (pool: string) => string } = {},
+): Acknowledger {
+  const { intervalMs = 1_000, configMapOf = (pool: string) => `${pool}-config` } = options;
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
@@ -40,7 +46,7 @@ export function acknowledgeKwokPools(kubeconfig: string, namespace: string, pool
   let pass: Promise<void> = Promise.resolve();
 
   const acknowledgePool = async (pool: string): Promise<void> => {
-    const text = (await core.readNamespacedConfigMap({ namespace, name: `${pool}-config` }).catch(() => undefined))?.data?.['config.yml'];
+    const text = (await core.readNamespacedConfigMap({ namespace, name: configMapOf(pool) }).catch(() => undefined))?.data?.['config.yml'];
     if (!text) return;
     let config: WorkerConfig;
     try {
