@@ -3,7 +3,6 @@
 // a new pod under policy Restart that cannot show what it read.
 import { describe, expect, it } from 'vitest';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
-import { stageHandoff } from '../../lib/decisions/handoff.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { PodView } from '../../lib/kube/types.js';
 import { swarmOf } from '../support/fixtures.js';
@@ -89,26 +88,5 @@ describe('policy Restart: a departing worker whose pod cannot acknowledge', () =
     // Its pods gone, the gainers take the jobs.
     const gone = written(decideConfigMap({ swarm, statefulSet: moved, configMap: again, pods: newPods }));
     expect(gained(gone).sort()).toEqual([...ran].sort());
-  });
-});
-
-describe('break-before-make: a job awaiting one worker that the next change gives to another', () => {
-  it('still waits while any other worker may run it (restart-noack-awaiting-moves)', () => {
-    // job-1 left swarm-worker-2 (restart pending: it still runs it) and awaited swarm-worker-4; now it goes to swarm-worker-1.
-    const previous = {
-      version: 11,
-      workloads: {
-        'swarm-worker-1': { jobs: [], version: 10 },
-        'swarm-worker-2': { jobs: ['job-0'], version: 11 },
-        'swarm-worker-4': { jobs: [], version: 11, awaiting: ['job-1'] },
-      },
-    };
-    const facts = (worker: string) => (worker === 'swarm-worker-4' ? {} : { pod: workerPod(Number(worker.slice(-1))), ...(worker === 'swarm-worker-2' ? { restartPending: true } : {}) });
-    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous, target: { 'swarm-worker-1': ['job-1'], 'swarm-worker-2': ['job-0'] }, facts });
-    expect(staged.jobs['swarm-worker-1']).toEqual([]);
-    expect(staged.marks['swarm-worker-1']).toEqual({ awaiting: ['job-1'] });
-    // Once nobody else is behind, it is published.
-    const caughtUp = stageHandoff({ handoff: 'BreakBeforeMake', previous, target: { 'swarm-worker-1': ['job-1'], 'swarm-worker-2': ['job-0'] }, facts: (w) => ({ ...facts(w), restartPending: false }) });
-    expect(caughtUp.jobs['swarm-worker-1']).toEqual(['job-1']);
   });
 });
