@@ -2,7 +2,7 @@
 //   npm run sim -- --seeds 300 [--from 1] [--procs 2]   a campaign; one summary line, a table of combinations
 //   npm run sim -- --seed 4242 [--trace] [--shrink]     one schedule: its trace; a failing one shrunk
 //   npm run sim -- --schedule FILE [--trace] [--shrink]  a schedule as data (a corpus entry)
-//   npm run sim -- --seeds N --compare                   each schedule also without the shortcuts (echo skip, coalescer)
+//   npm run sim -- --seeds N --compare [--without a,b]   each schedule also without the shortcuts (all: echoSkip, configCache, coalescer)
 //   npm run sim -- --corpus                             replay the regression corpus
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -14,6 +14,7 @@ import { REFUSED, generate, type Options, type Schedule } from './schedule.js';
 import { shrink } from './shrink.js';
 import { run } from './world.js';
 import type { Violation } from './checker.js';
+import { SHORTCUTS, type Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -66,6 +67,13 @@ const from = Number(value('from') ?? 1);
 const procs = Math.max(1, Math.min(Number(value('procs') ?? cpus().length), seeds));
 const started = Date.now();
 const worker = fileURLToPath(new URL('./campaign-worker.ts', import.meta.url));
+// --compare switches off every shortcut, or those --without names (lib/reconcilers/shortcuts.ts).
+const without = value('without')?.split(',') ?? [...SHORTCUTS];
+const unknown = without.filter((s) => !SHORTCUTS.includes(s as keyof Shortcuts));
+if (unknown.length) {
+  out(`--without: no shortcut ${unknown.join(', ')} (there are ${SHORTCUTS.join(', ')})`);
+  process.exit(2);
+}
 interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; final?: unknown; finalWithout?: unknown }
 const results: Line[] = [];
 await Promise.all(
@@ -73,7 +81,7 @@ await Promise.all(
     const lo = from + Math.floor((seeds * p) / procs);
     const hi = from + Math.floor((seeds * (p + 1)) / procs);
     return new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', worker, String(lo), String(hi), ...(flag('compare') ? ['--compare'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', worker, String(lo), String(hi), ...(flag('compare') ? ['--compare', '--without', without.join(',')] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
       createInterface({ input: child.stdout! }).on('line', (l) => {
         const r = JSON.parse(l) as Line;
         results.push(r);
@@ -110,10 +118,10 @@ if (!flag('quiet')) {
   if (failing.length) out(`replay one: npm run sim -- --seed ${failing[0]!.seed} --trace (add --shrink for the fewest actions that still fail)`);
 }
 if (flag('compare')) {
-  // The shortcuts (echo skip, coalescer) switched off: the same end state and the same invariants broken, schedule by schedule.
+  // The shortcuts switched off: the same end state and the same invariants broken, schedule by schedule.
   const differing = results.filter((r) => r.differs);
   const clean = results.filter((r) => !r.invariantsDiffer && r.violations.length === 0).length;
-  out(`without the shortcuts: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
+  out(`without ${without.join(', ')}: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
   for (const r of differing.slice(0, 5)) out(`  seed ${r.seed} differs: ${JSON.stringify(r.final)} vs ${JSON.stringify(r.finalWithout)}`);
 }
 const hours = results.reduce((s, r) => s + r.simulatedMs, 0) / 3_600_000;
