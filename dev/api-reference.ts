@@ -5,7 +5,7 @@
 // fails when the committed page differs from what this renders.
 import { parse } from 'yaml';
 import { renderSwarmCrd } from '../lib/api/crd.js';
-import { KUBERNETES_LIMITS, LIMITS, PATTERN_MEANINGS, SPEC_RULES, swarmSchema, type SchemaNode } from '../lib/api/schema.js';
+import { KUBERNETES_LIMITS, LIMITS, PATTERN_MEANINGS, POOL_RULES, SPEC_RULES, swarmSchema, type SchemaNode } from '../lib/api/schema.js';
 import { API_VERSION, KIND, PLURAL, SHORT_NAME } from '../lib/api/types.js';
 import { validateSwarm } from '../lib/api/validate.js';
 import { assign } from '../lib/assignment/index.js';
@@ -123,6 +123,12 @@ function rulesSection(): string {
     .join('\n');
 }
 
+function poolRulesSection(): string {
+  return Object.values(POOL_RULES)
+    .map(({ reason, message }) => `- ${message[0]?.toUpperCase()}${message.slice(1)} (Ready=False, reason ${code(reason)}).`)
+    .join('\n');
+}
+
 function limitsTable(): string {
   const lines = ['| Constant | Value |', '| --- | --- |'];
   for (const [name, value] of Object.entries(LIMITS)) lines.push(`| ${code(`LIMITS.${name}`)} | ${number(value)} |`);
@@ -181,6 +187,14 @@ ${fieldTable('spec')}
 Checked by the API server (CEL in the CRD) and by the functions alike:
 
 ${rulesSection()}
+
+### Rules across the spec and its pool
+
+Checked by the functions on every look, since the API server cannot read the pool when it admits a Swarm
+(\`POOL_RULES\` in lib/api/schema.ts). A Swarm that breaks one is refused like an invalid spec: Ready=False
+with the rule's reason, phase Degraded, a Warning Event, and nothing else written.
+
+${poolRulesSection()}
 
 ## status
 

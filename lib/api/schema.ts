@@ -121,6 +121,26 @@ export const SPEC_RULES = {
   },
 } as const;
 
+/**
+ * Rules over the spec and its pool together. Not CEL: the API server cannot
+ * read the pool when it admits a Swarm, so every look checks them
+ * (lib/api/validate.ts `poolRuleProblem`), and a Swarm that breaks one is
+ * refused like an invalid spec (Ready=False with the rule's reason, Degraded,
+ * a Warning Event; nothing else written).
+ */
+export const POOL_RULES = {
+  /**
+   * A hot-reloading worker picks up its share when its kubelet delivers it,
+   * which nothing outside the pod can observe: neither a staged handoff nor
+   * status can be proven unless the worker says what it runs (its Lease).
+   */
+  hotReloadAcknowledges: {
+    reason: 'AcknowledgementRequired',
+    message:
+      'restart.policy None needs workers that acknowledge what they run: label the pool\'s pod template k8slab.info/acknowledges: lease and have each worker keep its Lease (docs/worker-protocol.md), or use restart.policy Restart with workers that read their share at start only',
+  },
+} as const;
+
 /** Printable characters only: a job name ends up as a YAML key/value in every worker's config. */
 const JOB_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]+$';
 const CONFIG_MAP_KEY = '^[-._a-zA-Z0-9]+$';
@@ -292,7 +312,7 @@ const workerStatus: SchemaNode = {
     coverage: {
       type: 'string',
       enum: ['Acknowledged', 'Inferred', 'Uncovered'],
-      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): its pod does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
+      description: 'Acknowledged: its Lease says it runs its share. Inferred (unverified): a restart-only pod (restart.policy Restart) that does not acknowledge; Ready, no restart pending, and started after its share was written (lib/decisions/coverage.ts). Uncovered: neither.',
     },
     runningVersion: { type: 'integer', description: 'The config version this pod acknowledged in its Lease.', minimum: 0 },
   },

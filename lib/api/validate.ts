@@ -4,7 +4,8 @@ import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import type { FormatsPlugin } from 'ajv-formats';
 import { problemsFrom } from './problems.js';
-import { KUBERNETES_KEYWORDS, LIMITS, SPEC_RULES, swarmSchema } from './schema.js';
+import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE } from '../workerconfig/acknowledgement.js';
+import { KUBERNETES_KEYWORDS, LIMITS, POOL_RULES, SPEC_RULES, swarmSchema } from './schema.js';
 import { API_VERSION, KIND } from './types.js';
 import type { ValidSwarm } from './types.js';
 
@@ -66,6 +67,21 @@ function specRuleProblems(spec: ValidSwarm['spec']): string[] {
   if (spec.deploymentName !== undefined && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.deploymentHotReloads.message}`);
   if (spec.restart.policy === 'Restart' && spec.restart.handoff !== 'BreakBeforeMake') problems.push(`spec: ${SPEC_RULES.restartBreaksFirst.message}`);
   return problems;
+}
+
+/**
+ * The rules over a valid spec and its pool (POOL_RULES): the one the Swarm
+ * breaks, if any. `templateLabels`: the pool's pod template labels; absent
+ * (a view built by hand), nothing is judged.
+ */
+export function poolRuleProblem(
+  spec: ValidSwarm['spec'],
+  templateLabels: Readonly<Record<string, string>> | undefined,
+): { reason: (typeof POOL_RULES)[keyof typeof POOL_RULES]['reason']; message: string } | undefined {
+  if (!templateLabels) return undefined;
+  const rule = POOL_RULES.hotReloadAcknowledges;
+  if (spec.restart.policy === 'None' && templateLabels[ACKNOWLEDGES_LABEL] !== ACKNOWLEDGES_VALUE) return { reason: rule.reason, message: rule.message };
+  return undefined;
 }
 
 interface Duplicate {

@@ -5,6 +5,7 @@ import type { Condition } from '../api/types.js';
 /** Reasons reported as Warning Events even where they are not a Degraded condition. */
 const WARNING_REASONS = new Set<string>([
   'InvalidSpec',
+  'AcknowledgementRequired',
   'ConfigMapConflict',
   'StatefulSetClaimed',
   'DeploymentClaimed',

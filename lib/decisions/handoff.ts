@@ -156,7 +156,10 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     if (!facts(worker).pod) continue;
     for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
   }
-  const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w))));
+  // A departing worker whose pod cannot acknowledge (a restart-only one) runs what it read at its start,
+  // whatever its share says now, until that pod is gone: nobody may gain a job while it lives.
+  const departingBlind = (w: string) => !(w in target) && facts(w).pod !== undefined && facts(w).ack === undefined;
+  const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w)) || departingBlind(w)));
   // Jobs awaiting an owner in the config in force, whoever was to gain them: a job that waited on one
   // worker and now goes to another still waits for the same holders to stop.
   const earlier = new Set(Object.values(previous.workloads).flatMap((share) => share.awaiting ?? []));
@@ -179,7 +182,7 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
   // giving up its jobs stays listed, with none: it stays a holder, so nobody gains them yet.
   for (const worker of Object.keys(previous.workloads)) {
     const held = (previous.workloads[worker]?.jobs.length ?? 0) > 0;
-    if (!(worker in target) && facts(worker).pod && (held || !caughtUp(facts(worker)))) jobs[worker] = [];
+    if (!(worker in target) && facts(worker).pod && (held || behind.has(worker))) jobs[worker] = [];
   }
   return { jobs, marks };
 }

@@ -10,6 +10,8 @@ import type { RestartWorkspace } from './workspace.js';
 /** Something that stops the Swarm from converging until a human acts. */
 export type ProblemReason =
   | 'InvalidSpec'
+  // A rule over the spec and its pool (lib/api/schema.ts POOL_RULES).
+  | 'AcknowledgementRequired'
   | 'StatefulSetNotFound'
   | 'StatefulSetClaimed'
   | 'DeploymentNotFound'

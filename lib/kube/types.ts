@@ -74,6 +74,8 @@ export interface StatefulSetView {
   observedReplicas?: number;
   /** spec.selector rendered as a label selector string. */
   labelSelector: string;
+  /** spec.template.metadata.labels: what its pods will declare (absent on views built by hand: not judged). */
+  templateLabels?: Record<string, string>;
   /**
    * status.readyReplicas: the StatefulSet controller's count of its Ready pods,
    * what status reports as the Swarm's readyReplicas while not resizing.
@@ -101,6 +103,8 @@ export interface DeploymentView {
   observedReplicas?: number;
   /** spec.selector rendered as a label selector string. */
   labelSelector: string;
+  /** spec.template.metadata.labels (absent on views built by hand: not judged). */
+  templateLabels?: Record<string, string>;
   /** status.readyReplicas */
   readyReplicas?: number;
   /** Its ReplicaFailure condition's message when True (say, a quota refuses its pods): it will not create more for now. */

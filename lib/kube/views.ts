@@ -60,13 +60,14 @@ export function leaseView(l: k8s.V1Lease): LeaseView {
 }
 
 /** What a pool (StatefulSet or Deployment) view holds alike. */
-function poolFields(o: { metadata?: k8s.V1ObjectMeta; spec?: { replicas?: number; selector?: k8s.V1LabelSelector }; status?: { replicas?: number; readyReplicas?: number } }) {
+function poolFields(o: { metadata?: k8s.V1ObjectMeta; spec?: { replicas?: number; selector?: k8s.V1LabelSelector; template?: k8s.V1PodTemplateSpec }; status?: { replicas?: number; readyReplicas?: number } }) {
   return {
     ...named(o.metadata),
     uid: o.metadata?.uid ?? '',
     ...(o.metadata?.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
     replicas: o.spec?.replicas ?? 1,
     labelSelector: labelSelectorString(o.spec?.selector),
+    templateLabels: { ...(o.spec?.template?.metadata?.labels ?? {}) },
     observedReplicas: o.status?.replicas ?? 0,
     readyReplicas: o.status?.readyReplicas ?? 0,
   };

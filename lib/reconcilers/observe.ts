@@ -7,7 +7,7 @@
 // Both functions decide over it; only assign judges status from it (one writer).
 // A Deployment pool (spec.deploymentName) is observed alike: its Deployment
 // stands where the StatefulSet does (a PoolView), its pods are its workers.
-import { validateSwarm } from '../api/validate.js';
+import { poolRuleProblem, validateSwarm } from '../api/validate.js';
 import { poolOf, type Swarm, type ValidSwarm } from '../api/types.js';
 import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
@@ -87,6 +87,8 @@ export async function observe(
     // The ConfigMap too: assign may write the first config before the StatefulSet exists.
     return { swarm, valid, ...(configMap ? { configMap } : {}), problem: { reason: 'StatefulSetNotFound', message: `StatefulSet ${stsName} not found` } };
   }
+  const refused = poolRuleProblem(valid.spec, statefulSet.templateLabels);
+  if (refused) return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), problem: refused };
   const pods = !leases ? undefined : podsBySelectorSeen && selectorSeen === statefulSet.labelSelector ? podsBySelectorSeen : await listWorkerPods(env, statefulSet);
   const workers = leases && pods ? { pods, leases } : undefined;
   return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
@@ -122,6 +124,8 @@ async function observeDeploymentPool(
     read === 'workers' ? env.kube.listLeases(key.namespace, `${SWARM_LABEL}=${name}`) : undefined,
   ]);
   if (!deployment) return { swarm, valid, problem: { reason: 'DeploymentNotFound', message: `Deployment ${name} not found` } };
+  const refused = poolRuleProblem(valid.spec, deployment.templateLabels);
+  if (refused) return { swarm, valid, statefulSet: deployment, ...(configMap ? { configMap } : {}), problem: refused };
   const workers = leases ? { pods: await listWorkerPods(env, deployment), leases } : undefined;
   return { swarm, valid, statefulSet: deployment, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }

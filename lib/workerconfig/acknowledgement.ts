@@ -11,7 +11,7 @@
  * Swarm's name.
  */
 export const SWARM_LABEL = 'k8slab.info/swarm';
-/** Pod label a worker template carries to say its workers acknowledge (value "lease"); without it status infers. */
+/** Pod label a worker template carries to say its workers acknowledge (value "lease"); without it they are restart-only (lib/api/schema.ts POOL_RULES). */
 export const ACKNOWLEDGES_LABEL = 'k8slab.info/acknowledges';
 export const ACKNOWLEDGES_VALUE = 'lease';
 /** Top-level config.yml version the worker loaded. */

@@ -58,8 +58,10 @@ export function servedNamespace(
  * StatefulSet `name` in `namespace` (pods labelled app=`name` and
  * k8slab.info/swarm=`name`, its first ordinal `start` when given) whose pods
  * are KWOK's: on its tainted fake nodes, they run nothing and acknowledge nothing.
+ * `acknowledges`: its template declares acknowledgement (k8slab.info/acknowledges: lease),
+ * for hot-reloading Swarms, whose acknowledgements the test writes (kwok-acknowledger.ts).
  */
-export const kwokStatefulSetYaml = (namespace: string, name: string, replicas: number, start?: number) => `apiVersion: apps/v1
+export const kwokStatefulSetYaml = (namespace: string, name: string, replicas: number, start?: number, acknowledges = false) => `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: ${name}, namespace: ${namespace}}
 spec:
@@ -69,7 +71,7 @@ spec:
   podManagementPolicy: Parallel
   selector: {matchLabels: {app: ${name}}}
   template:
-    metadata: {labels: {app: ${name}, k8slab.info/swarm: ${name}}}
+    metadata: {labels: {app: ${name}, k8slab.info/swarm: ${name}${acknowledges ? ', k8slab.info/acknowledges: lease' : ''}}}
     spec:
       nodeSelector: {type: kwok}
       tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]

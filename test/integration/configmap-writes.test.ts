@@ -46,6 +46,7 @@ afterAll(async () => {
   await kubectl(kubeconfig, ['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
 });
 
+/** Its pods never run here; the template declares acknowledgement, which hot reload (policy None) needs. */
 const statefulSet = (name: string, replicas: number) => `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: ${name}, namespace: ${NS}}
@@ -54,7 +55,7 @@ spec:
   replicas: ${replicas}
   selector: {matchLabels: {app: ${name}}}
   template:
-    metadata: {labels: {app: ${name}}}
+    metadata: {labels: {app: ${name}, k8slab.info/acknowledges: lease}}
     spec: {containers: [{name: worker, image: ${name}}]}
 `;
 const swarm = (name: string, jobs: unknown[]) => swarmYaml(NS, name, { restart: { policy: 'None' }, workload: { jobs } });

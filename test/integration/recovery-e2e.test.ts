@@ -103,7 +103,8 @@ describe.skipIf(!realNode)('a worker ConfigMap lost by hand', () => {
 describe.skipIf(!realNode)('a rollout blocked past its deadline', () => {
   it('is Degraded/RolloutStuck naming the pod the scheduler refuses, with its message, once a ping comes after the deadline', async () => {
     // No node has this label: the scheduler leaves the pod Pending, Unschedulable.
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'stuck', 1).replace('{type: kwok}', '{type: nowhere}'));
+    // Hot reload (the default policy) needs a template that declares acknowledgement; this pod never starts anyway.
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'stuck', 1, undefined, true).replace('{type: kwok}', '{type: nowhere}'));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(NS, 'stuck', { restart: { progressDeadlineSeconds: 1 }, workload: { jobs: seedStreams } }));
     const get = () => readSwarm('stuck');
     const degraded = await eventually('RolloutStuck', async () => {

@@ -1,5 +1,6 @@
 // Swarm owns the worker count, on the real control plane with KWOK pods (which
-// do not acknowledge: their coverage is Inferred), Swarm deployed on real
+// run nothing: the test acknowledges for hot-reloading ones, kwok-acknowledger.ts;
+// restart-only ones are Inferred), Swarm deployed on real
 // Knative (its ApiServerSource, Broker and Triggers delivering to the
 // swarm-assign and swarm-restart Services): `kubectl scale swm` grows the
 // StatefulSet only after the config over the new count was written and
@@ -7,7 +8,8 @@
 // workers, MakeBeforeBreak); with restart policy Restart (which breaks first)
 // it grows after the losers restarted and shrinks before the hand-off; a
 // direct `kubectl scale sts` is undone; spec.ordinals.start is honoured;
-// statefulSetName and configMapName cannot be changed.
+// statefulSetName and configMapName cannot be changed; hot reload over pods
+// that do not acknowledge is refused (AcknowledgementRequired).
 // Order is judged by resourceVersion (etcd's revision, one sequence for every
 // object), not by wall clocks.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,6 +17,7 @@ import { Watch } from '@kubernetes/client-node';
 import { SPEC_RULES } from '../../lib/api/schema.js';
 import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { apiClients, kwokStatefulSetYaml, servedNamespace, swarmYaml } from '../harness/cluster-fixtures.js';
+import { acknowledgeKwokPools, type Acknowledger } from '../harness/kwok-acknowledger.js';
 import { kubectl } from '../harness/swarm-install.js';
 import { seedStreams } from '../support/fixtures.js';
 import { eventually } from '../support/timeline.js';
@@ -27,8 +30,12 @@ const served = servedNamespace(kubeconfig, NS, { beforeStart: record });
 // shared with other files the ApiServerSource adapter is rolled out whenever the set of
 // enabled namespaces changes, and the ping reconciles the namespace meanwhile.
 let pinging: { stop(): void } | undefined;
+/** The hot-reloading pools' workers, played by the test (KWOK's pods run nothing). */
+const HOT_RELOADING = ['pool', 'early', 'five'];
+let acknowledger: Acknowledger | undefined;
 beforeAll(() => {
   pinging = served.swarm.pinging(NS, 5_000);
+  acknowledger = acknowledgeKwokPools(kubeconfig, NS, () => HOT_RELOADING);
 });
 
 /** Hot-reloading workers (policy None, MakeBeforeBreak), or restarted ones (`restarted`: policy Restart, which breaks first). */
@@ -114,14 +121,15 @@ const firstRv = (match: (s: Seen) => boolean): number => {
   return hit.rv;
 };
 
-afterAll(() => {
+afterAll(async () => {
   pinging?.stop();
   aborts.forEach((a) => a.abort());
+  await acknowledger?.stop();
 });
 
 describe('Swarm owns the worker count (spec.replicas, the scale subresource)', () => {
   it('kubectl scale swm grows the StatefulSet after the config over the new count was written, and shrinks it after the survivors took over', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'pool', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'pool', 2, undefined, true));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('pool', 2));
     await converged('pool', ['pool-0', 'pool-1']);
     // The scale subresource answers from status: the pods that exist, and their selector (HPA, KEDA).
@@ -141,12 +149,12 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
     expect(grownTo3).toBeLessThan(pod2);
 
     // Down: 3 → 1 (MakeBeforeBreak): pool-0 is given every job while pool-1 and pool-2 still
-    // publish theirs (releasing); once pool-0 serves that share (Inferred: KWOK pods do not
-    // acknowledge) they are released, the config is over 1, and only then does the StatefulSet shrink.
+    // publish theirs (releasing); once pool-0 serves and acknowledges that share (the test's
+    // acknowledger, for KWOK's pods) they are released, the config is over 1, and only then does the StatefulSet shrink.
     const before0 = (await core.readNamespacedPod({ namespace: NS, name: 'pool-0' })).metadata?.uid;
     await kubectl(kubeconfig, ['-n', NS, 'scale', 'swm/pool', '--replicas', '1']);
     const done = await converged('pool', ['pool-0']);
-    expect(done.status?.workers?.[0]).toMatchObject({ name: 'pool-0', jobs: seedStreams.length, coverage: 'Inferred' });
+    expect(done.status?.workers?.[0]).toMatchObject({ name: 'pool-0', jobs: seedStreams.length, coverage: 'Acknowledged' });
     expect(await replicasOf('pool')).toBe(1);
     const configOver1 = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'pool-config' && s.workers === 1);
     const shrunkTo1 = firstRv((s) => s.kind === 'StatefulSet' && s.name === 'pool' && s.replicas === 1);
@@ -168,7 +176,7 @@ describe('Swarm owns the worker count (spec.replicas, the scale subresource)', (
     });
     expect(waiting.status?.phase).toBe('Pending');
     expect(Object.keys((await configOf('early'))?.workloads ?? {})).toEqual(['early-0', 'early-1']);
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'early', 2));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'early', 2, undefined, true));
     await converged('early', ['early-0', 'early-1']);
     const written = firstRv((s) => s.kind === 'ConfigMap' && s.name === 'early-config');
     expect(written).toBeLessThan(firstRv((s) => s.kind === 'StatefulSet' && s.name === 'early'));
@@ -208,9 +216,29 @@ describe('restart policy Restart: restarts break first (at most once)', () => {
   });
 });
 
+describe('hot reload needs acknowledgement (POOL_RULES hotReloadAcknowledges)', () => {
+  it('over pods that do not declare it, a Swarm is refused (AcknowledgementRequired, Degraded, a Warning Event, no ConfigMap); as restart-only workers they are served, Inferred', async () => {
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'silent', 1));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('silent'));
+    const refused = await eventually('refused', async () => {
+      const s = await getSwarm('silent');
+      return s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'AcknowledgementRequired') ? s : undefined;
+    });
+    expect(refused.status?.phase).toBe('Degraded');
+    expect(refused.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/k8slab.info\/acknowledges: lease/);
+    const events = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'involvedObject.name=silent' });
+    expect(events.items.some((e) => e.type === 'Warning' && e.reason === 'AcknowledgementRequired')).toBe(true);
+    await expect(configOf('silent')).rejects.toThrow();
+    // Restart-only workers need no acknowledgement: Swarm observes their pods' lifecycle.
+    await kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'silent', '--type', 'merge', '-p', JSON.stringify({ spec: { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } })]);
+    const served = await converged('silent', ['silent-0']);
+    expect(served.status?.workers?.[0]).toMatchObject({ name: 'silent-0', coverage: 'Inferred' });
+  });
+});
+
 describe("the StatefulSet's start ordinal", () => {
   it('shares, status and resizes name the pods that exist (ordinals.start: 5)', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'five', 2, 5));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'five', 2, 5, true));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('five'));
     await converged('five', ['five-5', 'five-6']);
     // Without spec.replicas the StatefulSet's own count is followed.
@@ -232,7 +260,7 @@ describe('immutable references (CEL self == oldSelf)', () => {
     deploymentName: 'deploymentName is immutable: create a new Swarm to manage another Deployment',
   };
   it('the API server refuses a change of statefulSetName or configMapName, with a message saying so', async () => {
-    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'fixed', 0));
+    await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'fixed', 0, undefined, true));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('fixed'));
     for (const field of ['statefulSetName', 'configMapName'] as const) {
       const message = IMMUTABLE_MESSAGES[field];

@@ -50,6 +50,11 @@ export class Checker {
   handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak';
   acknowledging = true;
   maxUnavailable = 1;
+  /**
+   * The Swarm is refused for its pool (hot reload whose workers do not acknowledge: AcknowledgementRequired),
+   * since the run began or since `refusedAt`: it promises nothing for its jobs, only to say so.
+   */
+  private refusal?: { fromStart: boolean };
   /** Worker slots Swarm took out of service (its pod deleted by Swarm), until a pod of that name is Ready again. */
   private readonly outBySwarm = new Set<string>();
 
@@ -77,6 +82,15 @@ export class Checker {
     // already stopped is held to it from the moment it runs again.
     if (handoff !== this.handoff && handoff === 'MakeBeforeBreak') for (const job of this.jobs) if (!this.owners.get(job)?.size) this.established.delete(job);
     this.handoff = handoff;
+  }
+
+  /** Whether the Swarm, as now specified over its pool, is refused (no promise for its jobs; status says why). */
+  setRefused(refused: boolean): void {
+    if (refused && !this.refusal) {
+      this.refusal = { fromStart: this.now() === 0 };
+      // What two owners it leaves behind are not its doing: never two again counts from the next single owner.
+      this.single.clear();
+    } else if (!refused) this.refusal = undefined;
   }
 
   started(proc: string, worker: string, job: string): void {
@@ -167,6 +181,7 @@ export class Checker {
   step(): void {
     const now = this.now();
     for (const job of this.jobs) {
+      if (this.refusal) break;
       const n = this.owners.get(job)?.size ?? 0;
       if (n > 0) this.established.add(job);
       if (this.handoff === 'MakeBeforeBreak') {
@@ -209,6 +224,7 @@ export class Checker {
 
   /** Once the world has been quiet for the stated time: the Swarm converged. */
   converged(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
+    if (this.refusal) return this.convergedRefused(status, configVersion, generation);
     const problems: string[] = [];
     const pool = this.finalPool;
     const alone = pool.shared > 0 || pool.dedicated > pool.workers ? pool.workers - 1 : pool.workers;
@@ -225,6 +241,18 @@ export class Checker {
     if (ready?.status !== 'True') problems.push(`Ready ${ready?.status ?? 'absent'} (${ready?.reason ?? ''})`);
     if (status?.uncoveredJobs !== 0) problems.push(`uncoveredJobs ${String(status?.uncoveredJobs)}`);
     if (configVersion !== undefined && status?.version !== configVersion) problems.push(`status.version ${String(status?.version)} but config version ${configVersion}`);
+    if (generation !== undefined && status?.observedGeneration !== generation) problems.push(`observedGeneration ${String(status?.observedGeneration)} of ${generation}`);
+    if (problems.length > 0) this.fail('convergence', problems.slice(0, 4).join('; '));
+  }
+
+  /** A refused Swarm converges to saying so (Degraded, Ready=False AcknowledgementRequired); refused from the start, it hands nothing out. */
+  private convergedRefused(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
+    const problems: string[] = [];
+    const ready = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Ready');
+    if (status?.phase !== 'Degraded') problems.push(`phase ${String(status?.phase)} (refused: Degraded expected)`);
+    if (ready?.status !== 'False' || ready.reason !== 'AcknowledgementRequired') problems.push(`Ready ${ready?.status ?? 'absent'} (${ready?.reason ?? ''}), refused: False (AcknowledgementRequired) expected`);
+    if (this.refusal?.fromStart && configVersion !== undefined) problems.push(`config version ${configVersion} written for a Swarm refused from the start`);
+    if (this.refusal?.fromStart) for (const [job, set] of this.owners) if (set.size > 0) problems.push(`job ${job} runs although the Swarm was refused from the start`);
     if (generation !== undefined && status?.observedGeneration !== generation) problems.push(`observedGeneration ${String(status?.observedGeneration)} of ${generation}`);
     if (problems.length > 0) this.fail('convergence', problems.slice(0, 4).join('; '));
   }

@@ -115,6 +115,7 @@ if (!flag('quiet')) {
   out(`pool        policy  handoff         scaling acks    runs  failing  instances`);
   for (const [k, row] of [...table.entries()].sort()) out(`${k} ${String(row.runs).padStart(5)} ${String(row.failing).padStart(8)}  ${[...row.instances].sort().join(',')}`);
   for (const r of REFUSED) out(`refused by the API: ${r.rule}`);
+  out('refused by Swarm (the checker expects it): policy None with no acks (AcknowledgementRequired: hot reload needs acknowledgement)');
   for (const r of failing.slice(0, 10)) out(`seed ${r.seed}: ${describe(r.violations[0]!)}`);
   if (failing.length > 10) out(`… and ${failing.length - 10} more failing seeds`);
   if (byInvariant.size) out(`failing seeds by invariant: ${[...byInvariant.entries()].map(([k, n]) => `${k} ${n}`).join(', ')}`);

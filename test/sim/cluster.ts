@@ -13,7 +13,7 @@
 import { jobsDigest } from '../../lib/workerconfig/index.js';
 import { departureOf, waitsOn, type Departure } from '../../sdk/typescript/src/drain.js';
 import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../sdk/typescript/src/state.js';
-import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate } from './model.js';
+import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate, templateLabels } from './model.js';
 import type { Rng } from './rng.js';
 import type { Store, WatchEvent } from './store.js';
 import type { Timeline } from './timeline.js';
@@ -129,8 +129,7 @@ export class Cluster {
 
   private createPod(name: string, template: WorkerTemplate, owner: { sts?: string; rs?: string; hash?: string }): void {
     const uid = `pod-${++this.podSeq}-${this.rng.id(4)}`;
-    const labels: Record<string, string> = { app: this.pool.name, 'k8slab.info/swarm': this.pool.name, revision: String(template.revision) };
-    if (template.acknowledges) labels['k8slab.info/acknowledges'] = 'lease';
+    const labels = templateLabels(this.pool.name, template);
     if (owner.hash) labels['pod-template-hash'] = owner.hash;
     const pod: PodObj = {
       name,

@@ -32,6 +32,16 @@ export interface WorkerTemplate {
   revision: number;
 }
 
+/** The labels a pool's pod template gives its pods (spec.template.metadata.labels): each pod carries them. */
+export function templateLabels(pool: string, template: WorkerTemplate): Record<string, string> {
+  return {
+    app: pool,
+    'k8slab.info/swarm': pool,
+    revision: String(template.revision),
+    ...(template.acknowledges ? { 'k8slab.info/acknowledges': 'lease' } : {}),
+  };
+}
+
 export interface StatefulSetObj {
   name: string;
   namespace: string;
@@ -112,6 +122,7 @@ export function statefulSetView(s: StatefulSetObj, rv: number): StatefulSetView 
     ...(s.startOrdinal ? { startOrdinal: s.startOrdinal } : {}),
     observedReplicas: s.status.replicas,
     labelSelector: `app=${s.name}`,
+    templateLabels: templateLabels(s.name, s.template),
     readyReplicas: s.status.readyReplicas,
   };
 }
@@ -126,6 +137,7 @@ export function deploymentView(d: DeploymentObj, rv: number): DeploymentView {
     replicas: d.replicas,
     observedReplicas: d.status.replicas,
     labelSelector: `app=${d.name}`,
+    templateLabels: templateLabels(d.name, d.template),
     readyReplicas: d.status.readyReplicas,
     ...(d.status.replicaFailure ? { replicaFailure: d.status.replicaFailure } : {}),
   };

@@ -110,6 +110,7 @@ class World {
     this.checker.acknowledging = o.acknowledges;
     this.checker.maxUnavailable = o.maxUnavailable;
     this.checker.setHandoff(o.handoff);
+    this.checker.setRefused(refused(o.policy, o.acknowledges));
     this.checker.shares = () => this.sharesInApi();
     const truth = {
       started: (p: string, w: string, j: string) => {
@@ -280,6 +281,7 @@ class World {
       case 'policy':
         // A new policy comes with workers that behave accordingly: a new template, rolled out.
         if (this.editSwarm((s) => (s.spec.restart = { ...s.spec.restart, policy: a.value }))) {
+          this.checker.setRefused(refused(a.value, this.template.acknowledges));
           this.template = { ...this.template, reload: a.value === 'None' ? 'hot' : 'restart', revision: this.template.revision + 1 };
           this.editPool((p) => (p.template = this.template));
         }
@@ -542,5 +544,11 @@ class World {
     };
   }
 }
+
+/**
+ * Hot reload over workers that do not acknowledge: the API admits it, Swarm refuses it on its first look at the
+ * pool (AcknowledgementRequired), and the checker expects that refusal instead of the promise.
+ */
+const refused = (policy: 'None' | 'Restart', acknowledges: boolean): boolean => policy === 'None' && !acknowledges;
 
 const dedicatedNames = (jobs: Swarm['spec']['workload']['jobs']): string[] => jobs.flatMap((j) => (typeof j === 'object' && j.dedicated ? [j.name] : []));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LIMITS, SPEC_RULES } from '../../lib/api/schema.js';
-import { validateSwarm } from '../../lib/api/validate.js';
+import { LIMITS, POOL_RULES, SPEC_RULES } from '../../lib/api/schema.js';
+import { poolRuleProblem, validateSwarm } from '../../lib/api/validate.js';
 
 /** No control characters: what the schema allows in a job name. */
 const printable = (s: string): boolean => [...s].every((c) => c.charCodeAt(0) > 0x1f && c.charCodeAt(0) !== 0x7f);
@@ -146,6 +146,27 @@ describe('restart policy Restart breaks first (restartBreaksFirst)', () => {
     ['the defaults (policy None)', {}],
   ])('accepts %s', (_what, restart) => {
     expect(validateSwarm(swarm({ restart })).ok).toBe(true);
+  });
+});
+
+describe('hot reload needs acknowledgement (POOL_RULES, judged against the pool)', () => {
+  const specOf = (restart: Record<string, unknown>) => {
+    const result = validateSwarm(swarm({ restart }));
+    if (!result.ok) throw new Error(result.problems.join('; '));
+    return result.swarm.spec;
+  };
+  const silent = { app: 'worker' };
+  const declaring = { app: 'worker', 'k8slab.info/acknowledges': 'lease' };
+
+  it('policy None over a template that does not declare it is refused, saying why and what to do', () => {
+    expect(poolRuleProblem(specOf({}), silent)).toEqual({ reason: 'AcknowledgementRequired', message: POOL_RULES.hotReloadAcknowledges.message });
+    expect(POOL_RULES.hotReloadAcknowledges.message).toMatch(/k8slab.info\/acknowledges: lease.*docs\/worker-protocol.md.*restart.policy Restart/);
+  });
+
+  it('a template that declares it, restart-only workers, or a pool not read (a view built by hand) pass', () => {
+    expect(poolRuleProblem(specOf({ policy: 'None' }), declaring)).toBeUndefined();
+    expect(poolRuleProblem(specOf({ policy: 'Restart', handoff: 'BreakBeforeMake' }), silent)).toBeUndefined();
+    expect(poolRuleProblem(specOf({}), undefined)).toBeUndefined();
   });
 });
 

@@ -67,3 +67,26 @@ describe('policy Restart: a new worker\'s running pod that cannot acknowledge', 
     expect(readRestarts(fresh.annotations).steps.map((s) => s.worker)).not.toContain('swarm-worker-2');
   });
 });
+
+describe('policy Restart: a departing worker whose pod cannot acknowledge', () => {
+  it('holds what it read at its start until its pod is gone, its share emptied or not (restart-noack-ordinals-start)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const old = [workerPod(0), workerPod(1)];
+    const moved = { ...sts(2), startOrdinal: 2 };
+    // ordinals.start 0 → 2: swarm-worker-0 and -1 depart, their jobs await -2 and -3.
+    const emptied = written(decideConfigMap({ swarm, statefulSet: moved, configMap: first, pods: old }));
+    const ran = new Set([...v1.workloads['swarm-worker-0']!.jobs, ...v1.workloads['swarm-worker-1']!.jobs]);
+    const gained = (cm: typeof emptied) => Object.entries(configOf(cm).workloads).flatMap(([w, share]) => (w === 'swarm-worker-0' || w === 'swarm-worker-1' ? [] : share.jobs.filter((j) => ran.has(j))));
+    expect(gained(emptied)).toEqual([]);
+    // Its share is empty now, but its pod, started long before, runs what it read: it stays a holder.
+    const newPods = [workerPod(2), workerPod(3)];
+    const again = written(decideConfigMap({ swarm, statefulSet: moved, configMap: emptied, pods: [...old, ...newPods] }));
+    expect(configOf(again).workloads['swarm-worker-0']?.jobs).toEqual([]);
+    expect(gained(again)).toEqual([]);
+    // Its pods gone, the gainers take the jobs.
+    const gone = written(decideConfigMap({ swarm, statefulSet: moved, configMap: again, pods: newPods }));
+    expect(gained(gone).sort()).toEqual([...ran].sort());
+  });
+});

@@ -48,6 +48,27 @@ describe('assign', () => {
     expect(kube.events).toEqual([]);
   });
 
+  it('hot reload over a pool whose pods do not acknowledge is refused like an invalid spec: AcknowledgementRequired, nothing written but status', async () => {
+    const { kube, env } = world(2);
+    const sts = kube.statefulSets.get('ns/swarm-worker')!;
+    kube.statefulSets.set('ns/swarm-worker', { ...sts, templateLabels: { app: 'swarm-worker' } });
+    const out = await reconcileAssign(env, key);
+    expect(out).toMatchObject({ result: 'blocked', reason: 'AcknowledgementRequired' });
+    expect(out.message).toMatch(/k8slab.info\/acknowledges: lease/);
+    expect(kube.configMaps.size).toBe(0);
+    expect(kube.writes.map((w) => w.op)).not.toContain('annotatePod');
+    const status = kube.swarms.get('ns/swarm')!.status!;
+    expect(status.phase).toBe('Degraded');
+    expect(status.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'AcknowledgementRequired' });
+    expect(kube.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'AcknowledgementRequired' }));
+    // The same pool labelled to acknowledge is served; restart-only workers need no label.
+    kube.statefulSets.set('ns/swarm-worker', { ...sts, templateLabels: { app: 'swarm-worker', 'k8slab.info/acknowledges': 'lease' } });
+    expect(await reconcileAssign(env, key)).toMatchObject({ result: 'changed' });
+    const restarting = world(2, RESTART);
+    restarting.kube.statefulSets.set('ns/swarm-worker', { ...sts, templateLabels: { app: 'swarm-worker' } });
+    expect(await reconcileAssign(restarting.env, key)).toMatchObject({ result: 'changed' });
+  });
+
   it('a gone Swarm is a no-op', async () => {
     const { kube, env } = world();
     kube.swarms.clear();
