@@ -122,7 +122,7 @@ describe('the assign decision with failover', () => {
       leases: now,
       now: '2026-11-27T10:05:30Z',
     });
-    const ready = status.conditions.find((c) => c.type === 'Ready')!;
+    const ready = status.conditions!.find((c) => c.type === 'Ready')!;
     expect(ready.reason).toBe('WorkersExpired');
     expect(ready.message).toContain('swarm-worker-1 (expired: NotReady since 2026-11-27T10:05:00Z');
     expect(ready.message).toContain('every job runs on an acknowledged worker');

@@ -25,6 +25,8 @@ export interface FailoverOptions {
   running: () => number;
   /** Apply this config text (held back while fenced) now. */
   redeliver: (text: string | undefined) => void;
+  /** Write the acknowledgement again: one that failed while the API was out of reach was given up. */
+  reacknowledge: () => void;
   /** Stop every job; resolves once every stop returned. */
   stopAll: () => Promise<void>;
 }
@@ -92,6 +94,7 @@ export function createFailover(o: FailoverOptions): Failover {
           onFresh: () => {
             o.log.info({}, 'heartbeat fresh');
             if (held) o.redeliver(held.text);
+            else o.reacknowledge();
           },
           onError: (err) => o.log.warn({ err }, 'heartbeat renewal failed'),
         })

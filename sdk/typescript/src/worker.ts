@@ -142,6 +142,10 @@ export function createWorker(options: WorkerOptions): Worker {
     configVersion: () => state.configVersion,
     running: () => runner.running.size,
     redeliver: (text) => deliver(text),
+    reacknowledge: () => {
+      acknowledged = '';
+      acknowledgeState();
+    },
     // Under BreakBeforeMake, stale: every job stopped, and the share held as none until the fence lifts.
     stopAll: () =>
       serial(async () => {
