@@ -30,6 +30,7 @@ import { readConfig, type ConfigReader } from './config-read.js';
 import { foreignController, ownerReferenceTo, withOwner } from './configmap-ownership.js';
 import { configMapPatch } from './configmap-patch.js';
 import { sizeProblem } from './configmap-size.js';
+import { SPEC_GENERATION_ANNOTATION, specGenerationOf, specReadIsOlder } from './spec-generation.js';
 import { jsonEqual } from './equal.js';
 import { inCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
@@ -55,6 +56,8 @@ export type BlockedReason = 'ConfigMapConflict' | 'ConfigMapTooLarge' | 'TooMany
 
 type AssignDecision =
   | { kind: 'blocked'; reason: BlockedReason; message: string }
+  /** The Swarm read is older than the spec the config in force was decided from: re-read (spec-generation.ts). */
+  | { kind: 'stale'; message: string }
   | {
       kind: 'converge';
       /** What to do with the API: nothing when the observed ConfigMap already is the desired one. */
@@ -97,6 +100,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
         reason: 'ConfigMapConflict',
         message: `ConfigMap ${configMap.name} is controlled by ${other.kind} ${other.name} (uid ${other.uid}), not by this Swarm`,
       };
+    }
+    if (specReadIsOlder(configMap.annotations, swarm)) {
+      return { kind: 'stale', message: `ConfigMap ${configMap.name} was written from a newer spec than generation ${swarm.metadata.generation ?? '?'}` };
     }
   }
 
@@ -152,12 +158,13 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
         };
   // A StatefulSet pod replaced under its own name, or any stuck or expired worker, has its jobs run by its
   // peers meanwhile (handoff.ts inCustody); breaking first, only an expired one (it fenced itself), hot-reloading.
+  const dedicated = dedicatedJobs(spec.workload.jobs);
   const breaksFirst = spec.restart.handoff === 'BreakBeforeMake';
   const custody =
-    !breaksFirst || spec.restart.policy === 'None'
-      ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool, breaksFirst }, dedicatedJobs(spec.workload.jobs))
-      : undefined;
+    !breaksFirst || spec.restart.policy === 'None' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool, breaksFirst }, dedicated) : undefined;
   const target = custody?.target ?? result.assignment;
+  // Status speaks of the shares written: a dedicated job a custodian runs beside others is not honoured either.
+  const unhonoured = target === result.assignment ? result.unhonouredDedications : [...result.unhonouredDedications, ...sharedInCustody(target, dedicated, result.unhonouredDedications)];
   // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
   // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
   const staged =
@@ -210,6 +217,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     ...(configMap?.binaryData ? { binaryData: configMap.binaryData } : {}),
   };
 
+  // The spec it was decided from, recorded with any write (alone, it is no reason to write).
+  const generation = specGenerationOf(swarm);
+  if (generation && (!configMap || configMapPatch(configMap, desired))) desired.annotations = { ...desired.annotations, [SPEC_GENERATION_ANNOTATION]: generation };
   const patch = configMap ? configMapPatch(configMap, desired) : undefined;
   const write = !configMap ? 'create' : patch ? 'update' : 'none';
   if (write !== 'none') {
@@ -228,7 +238,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     changed,
     changedWorkers: plan ? [...plan.changedWorkers] : [],
     moves: plan ? plan.moves.map((m) => ({ job: m.job, from: m.from, to: m.to })) : [],
-    unhonoured: result.unhonouredDedications,
+    unhonoured,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
 }
@@ -237,6 +247,15 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 function withFailover(data: Record<string, string>, spec: ValidSwarm['spec']): Record<string, string> {
   const { [FAILOVER_KEY]: _old, ...rest } = data;
   return spec.failover ? { ...rest, [FAILOVER_KEY]: renderFailover({ leaseSeconds: spec.failover.leaseSeconds, handoff: spec.restart.handoff }) } : rest;
+}
+
+/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
+export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
+  if (dedicated.size === 0) return [];
+  const already = new Set(known.map((u) => u.job));
+  return Object.values(target).flatMap((jobs) =>
+    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
+  );
 }
 
 const dedicatedJobs = (jobs: ValidSwarm['spec']['workload']['jobs']): Set<string> =>

@@ -167,13 +167,15 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
   }
   const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w)) && !fenced(w)));
+  // Jobs awaiting an owner in the config in force, whoever was to gain them: a job that waited on one
+  // worker and now goes to another still waits for the same holders to stop.
+  const earlier = new Set(Object.values(previous.workloads).flatMap((share) => share.awaiting ?? []));
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { awaiting: string[] }> = {};
   for (const [worker, owns] of Object.entries(target)) {
     // Nobody else may still run the job: no other worker has it published, and
     // every other worker acknowledges the config in force.
     const othersStopped = [...behind].every((w) => w === worker);
-    const earlier = new Set(previous.workloads[worker]?.awaiting ?? []);
     const heldElsewhere = (job: string) => (holders.get(job) ?? []).some((w) => w !== worker);
     const mine = new Set(previous.workloads[worker]?.jobs ?? []);
     const awaiting = owns.filter((j) => !mine.has(j) && (heldElsewhere(j) || (earlier.has(j) && !othersStopped)));

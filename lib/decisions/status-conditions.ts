@@ -47,7 +47,7 @@ export function judgeConditions(obs: StatusObservation, judged: JudgedWorkers): 
     const missing = replicas - readyReplicas;
     const unhonoured = obs.unhonouredDedications ?? 0;
     const degraded = unhonoured > 0
-      ? c('Degraded', 'True', 'DedicationsNotHonoured', `${unhonoured} dedicated job(s) share a worker: not enough replicas`)
+      ? c('Degraded', 'True', 'DedicationsNotHonoured', `${unhonoured} dedicated job(s) share a worker: not enough replicas, or a worker out of service`)
       : c('Degraded', 'False', 'AsExpected', 'every dedicated job has a worker of its own');
     if (!obs.config) {
       // Pods may all be Ready, but until a share is written nobody owns a job.

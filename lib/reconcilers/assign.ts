@@ -161,6 +161,8 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   const read = cachedConfigReader(obs.configMap);
   const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
   const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read);
+  // Another instance wrote the config from a newer spec after this one read the Swarm: read again, as for a 409.
+  if (decision.kind === 'stale') throw new KubeError('Conflict', 409, decision.message, `GET swarms ${key.namespace}/${key.name}`, 'GET');
   if (decision.kind === 'blocked') {
     const problem = { reason: decision.reason, message: decision.message };
     await statusWrite(obs.swarm, computeStatus({ swarm: obs.swarm, now, problem, statefulSet: obs.statefulSet, pods }));

@@ -22,6 +22,12 @@ interface Snapshot {
   jobs: string[];
 }
 
+/** A worker's share as the ConfigMap in the API says it, read as plain data by the world. */
+export interface ShareView {
+  jobs: readonly string[];
+  releasing?: readonly string[];
+}
+
 export class Checker {
   readonly violations: Violation[] = [];
   /** job → processes running it */
@@ -35,6 +41,12 @@ export class Checker {
   /** Under BreakBeforeMake: jobs seen with at most one owner (from then on, never two). */
   private readonly single = new Set<string>();
   private jobs = new Set<string>();
+  /** Jobs that ask for a worker of their own. */
+  private dedicated = new Set<string>();
+  /** process → the worker (pod name) it runs as */
+  private readonly procWorker = new Map<string, string>();
+  /** The shares the ConfigMap in the API holds now (undefined: none readable). */
+  shares: () => ReadonlyMap<string, ShareView> | undefined = () => undefined;
   handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak';
   acknowledging = true;
   maxUnavailable = 1;
@@ -52,7 +64,8 @@ export class Checker {
   }
 
   // --- what the world reports ---------------------------------------------------
-  setJobs(jobs: readonly string[]): void {
+  setJobs(jobs: readonly string[], dedicated: readonly string[] = []): void {
+    this.dedicated = new Set(dedicated);
     const next = new Set(jobs);
     for (const j of this.jobs) if (!next.has(j)) this.established.delete(j);
     this.jobs = next;
@@ -60,10 +73,14 @@ export class Checker {
 
   setHandoff(handoff: 'MakeBeforeBreak' | 'BreakBeforeMake'): void {
     if (handoff !== this.handoff) this.single.clear();
+    // Make-before-break promises to keep an owner, not to conjure one: a job that break-before-make had
+    // already stopped is held to it from the moment it runs again.
+    if (handoff !== this.handoff && handoff === 'MakeBeforeBreak') for (const job of this.jobs) if (!this.owners.get(job)?.size) this.established.delete(job);
     this.handoff = handoff;
   }
 
-  started(proc: string, _worker: string, job: string): void {
+  started(proc: string, worker: string, job: string): void {
+    this.procWorker.set(proc, worker);
     let set = this.owners.get(job);
     if (!set) this.owners.set(job, (set = new Set()));
     set.add(proc);
@@ -123,6 +140,28 @@ export class Checker {
     return { at: this.now(), covered, jobs: [...this.jobs] };
   }
 
+  /**
+   * Dedicated jobs not alone in truth: a running owner of one, whose current share names it, also runs another job
+   * that share keeps on it (a job it is releasing, or no longer holds, is on its way out: a hand-off, not a sharing).
+   */
+  private sharedDedications(): string[] {
+    if (this.dedicated.size === 0) return [];
+    const shares = this.shares();
+    if (!shares) return [];
+    const out: string[] = [];
+    for (const job of this.dedicated) {
+      for (const proc of this.owners.get(job) ?? []) {
+        const share = shares.get(this.procWorker.get(proc) ?? '');
+        // A worker whose share no longer names the dedicated job, or releases it, is handing it over, not sharing it.
+        const leaving = new Set(share?.releasing ?? []);
+        if (!share?.jobs.includes(job) || leaving.has(job)) continue;
+        const kept = share.jobs.filter((j) => j !== job && !leaving.has(j) && this.owners.get(j)?.has(proc));
+        if (kept.length) out.push(`${job} shares ${this.procWorker.get(proc)} with ${kept.slice(0, 3).join(', ')}`);
+      }
+    }
+    return out;
+  }
+
   // --- invariants -------------------------------------------------------------------
   /** After every step. */
   step(): void {
@@ -149,6 +188,11 @@ export class Checker {
     const uncovered = typeof status.uncoveredJobs === 'number' ? status.uncoveredJobs : undefined;
     const ready = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
     const now = this.now();
+    // "Every dedicated job has a worker of its own" (Degraded=False), a claim about the shares just written, while a
+    // worker runs a dedicated job and, its share says, keeps another (the shares and the truth as the status lands).
+    const degraded = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Degraded');
+    const shared = degraded?.status === 'False' ? this.sharedDedications() : [];
+    if (shared.length) this.fail('status', `Degraded=False (dedications honoured) written at ${now} while ${shared[0]}`);
     const missing = read.jobs.filter((j) => !read.covered.has(j) && (this.excused.get(j) ?? -1) < read.at && this.established.has(j));
     if (missing.length === 0) return;
     if (ready) this.fail('status', `Ready=True written at ${now} while ${missing.length} job(s) had no ${this.acknowledging ? 'acknowledged ' : ''}running owner when read at ${read.at} (${missing.slice(0, 3).join(', ')})`);
@@ -156,15 +200,28 @@ export class Checker {
       this.fail('status', `uncoveredJobs ${uncovered} written at ${now} while ${missing.length} job(s) had no ${this.acknowledging ? 'acknowledged ' : ''}running owner when read at ${read.at}`);
   }
 
+  /**
+   * The pool at the end: its workers and its spec's dedicated and shared jobs. Too few workers to give each
+   * dedicated job one alone, one kept for the shared jobs, is Degraded by design (DedicationsNotHonoured,
+   * docs/troubleshooting.md), and only then.
+   */
+  finalPool = { workers: 0, dedicated: 0, shared: 0 };
+
   /** Once the world has been quiet for the stated time: the Swarm converged. */
   converged(status: Record<string, unknown> | undefined, configVersion: number | undefined, generation: number | undefined): void {
     const problems: string[] = [];
+    const pool = this.finalPool;
+    const alone = pool.shared > 0 || pool.dedicated > pool.workers ? pool.workers - 1 : pool.workers;
+    const unhonoured = Math.max(0, pool.dedicated - Math.max(0, alone));
+    const degraded = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Degraded');
     for (const job of this.jobs) {
       const n = this.owners.get(job)?.size ?? 0;
       if (n !== 1) problems.push(`job ${job} has ${n} running owners`);
     }
     const ready = (status?.conditions as Array<{ type: string; status: string; reason?: string }> | undefined)?.find((c) => c.type === 'Ready');
-    if (status?.phase !== 'Running') problems.push(`phase ${String(status?.phase)}`);
+    if (unhonoured > 0) {
+      if (status?.phase !== 'Degraded' || degraded?.reason !== 'DedicationsNotHonoured') problems.push(`phase ${String(status?.phase)} (${String(degraded?.reason)}) with ${unhonoured} dedicated job(s) sharing a worker`);
+    } else if (status?.phase !== 'Running') problems.push(`phase ${String(status?.phase)}`);
     if (ready?.status !== 'True') problems.push(`Ready ${ready?.status ?? 'absent'} (${ready?.reason ?? ''})`);
     if (status?.uncoveredJobs !== 0) problems.push(`uncoveredJobs ${String(status?.uncoveredJobs)}`);
     if (configVersion !== undefined && status?.version !== configVersion) problems.push(`status.version ${String(status?.version)} but config version ${configVersion}`);

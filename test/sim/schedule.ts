@@ -38,7 +38,9 @@ export type Action =
   | { at: number; kind: 'drop-events'; forMs: number; p: number }
   | { at: number; kind: 'delay-events'; forMs: number }
   | { at: number; kind: 'stuck-pods'; forMs: number; reason: 'ImagePullBackOff' | 'Unschedulable' }
-  | { at: number; kind: 'slow-workers'; forMs: number };
+  | { at: number; kind: 'slow-workers'; forMs: number }
+  /** A function instance stalls (a GC pause, CPU throttled, a slow connection): some of its requests take 1-8 s. */
+  | { at: number; kind: 'stall-requests'; forMs: number; p: number };
 
 export interface Schedule {
   seed: number;
@@ -111,6 +113,9 @@ export function generate(seed: number): Schedule {
     else if (roll < 0.94) actions.push({ at: t, kind: 'stuck-pods', forMs: rng.seconds(10, 120), reason: rng.chance(0.5) ? 'ImagePullBackOff' : 'Unschedulable' });
     else actions.push({ at: t, kind: 'slow-workers', forMs: rng.seconds(10, 60) });
   }
+  // Drawn from a stream of their own, so the actions above stay what they were before this fault existed.
+  const stalls = new Rng(seed).fork('stalls');
+  for (let i = stalls.int(1, 3); i > 0; i--) actions.push({ at: stalls.int(60_000, activeMs), kind: 'stall-requests', forMs: stalls.seconds(5, 40), p: stalls.pick([0.2, 0.5]) });
   actions.sort((a, b) => a.at - b.at);
   return { seed, options, actions, activeMs };
 }

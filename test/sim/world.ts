@@ -14,7 +14,7 @@ import { assignFunction } from '../../functions/assign/index.js';
 import { restartFunction } from '../../functions/restart/index.js';
 import type { SwarmFunction } from '../../functions/function.js';
 import { SimKube, type Interference } from './api.js';
-import { Checker, type Violation } from './checker.js';
+import { Checker, type ShareView, type Violation } from './checker.js';
 import { Cluster } from './cluster.js';
 import { EPOCH, kubeObject, podKey, type ConfigMapObj, type DeploymentObj, type PodObj, type StatefulSetObj, type WorkerTemplate } from './model.js';
 import { Rng } from './rng.js';
@@ -102,7 +102,7 @@ class World {
   private instanceSeq = 0;
   private readonly trace: string[] = [];
   private readonly reads = new Map<string, ReturnType<Checker['snapshot']> | undefined>();
-  private readonly faults = { apiErrors: { until: -1, p: 0 }, stale: { until: -1, p: 0 }, drop: { until: -1, p: 0 }, delay: { until: -1 } };
+  private readonly faults = { apiErrors: { until: -1, p: 0 }, stale: { until: -1, p: 0 }, drop: { until: -1, p: 0 }, delay: { until: -1 }, stall: { until: -1, p: 0 } };
   private steps = 0;
   private settle = false;
   private jobSeq = 0;
@@ -122,6 +122,7 @@ class World {
     this.checker.acknowledging = o.acknowledges;
     this.checker.maxUnavailable = o.maxUnavailable;
     this.checker.setHandoff(o.handoff);
+    this.checker.shares = () => this.sharesInApi();
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -146,6 +147,24 @@ class World {
     this.template = { reload: o.policy === 'None' ? 'hot' : 'restart', acknowledges: o.acknowledges, graceSeconds: 60, revision: 1 };
     this.store.watch((e) => this.source(e));
   }
+
+  /** The shares config.yml holds in the API now, parsed as the workers parse it (undefined: absent or garbled). */
+  private sharesInApi(): ReadonlyMap<string, ShareView> | undefined {
+    const text = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG))?.data['config.yml'];
+    if (text === undefined) return undefined;
+    if (this.parsedShares?.text !== text) {
+      let shares: ReadonlyMap<string, ShareView> | undefined;
+      try {
+        shares = new Map(Object.entries(parse(text).workloads));
+      } catch {
+        shares = undefined;
+      }
+      this.parsedShares = { text, shares };
+    }
+    return this.parsedShares.shares;
+  }
+
+  private parsedShares: { text: string; shares: ReadonlyMap<string, ShareView> | undefined } | undefined;
 
   /** Whether a pod of this name will come back: a StatefulSet ordinal still in range (a Deployment's pod names never return). */
   private slotWanted(name: string): boolean {
@@ -175,9 +194,12 @@ class World {
       const swarm = this.store.peek<Swarm>('Swarm', podKey(NS, 'swarm'));
       const cm = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG));
       const version = /^version: (\d+)$/m.exec(cm?.data['config.yml'] ?? '')?.[1];
+      const pool = this.store.peek<StatefulSetObj | DeploymentObj>(o.pool, podKey(NS, POOL));
+      const dedicated = (swarm?.spec.workload.jobs ?? []).filter((j) => typeof j !== 'string' && j.dedicated).length;
+      const shared = (swarm?.spec.workload.jobs.length ?? 0) - dedicated;
+      this.checker.finalPool = { workers: pool?.replicas ?? 0, dedicated, shared };
       this.checker.converged(swarm?.status as Record<string, unknown> | undefined, version ? Number(version) : undefined, swarm?.metadata.generation);
     });
-    void o;
     while (!finished && this.steps < maxSteps) {
       const entry = this.timeline.pop();
       if (!entry) break;
@@ -238,7 +260,7 @@ class World {
         restart: { policy: o.policy, handoff: o.handoff, maxUnavailable: o.maxUnavailable },
       },
     };
-    this.checker.setJobs(names);
+    this.checker.setJobs(names, dedicatedNames(jobs));
     this.timeline.schedule(this.rng.seconds(0, 5), () => this.store.put('Swarm', podKey(NS, 'swarm'), swarm));
   }
 
@@ -316,6 +338,9 @@ class World {
       case 'stale-reads':
         this.faults.stale = { until: now + a.forMs, p: a.p };
         return;
+      case 'stall-requests':
+        this.faults.stall = { until: now + a.forMs, p: a.p };
+        return;
       case 'drop-events':
         this.faults.drop = { until: now + a.forMs, p: a.p };
         return;
@@ -346,7 +371,7 @@ class World {
     }
     next.metadata.generation = (next.metadata.generation ?? 1) + 1;
     this.store.put('Swarm', key, next);
-    this.checker.setJobs(next.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name)));
+    this.checker.setJobs(next.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name)), dedicatedNames(next.spec.workload.jobs));
     this.checker.setHandoff(next.spec.restart?.handoff ?? 'MakeBeforeBreak');
     return true;
   }
@@ -498,7 +523,8 @@ class World {
     return {
       now: () => this.timeline.now,
       at: (at: number, fn: () => void) => this.timeline.schedule(at, fn, true),
-      latency: () => this.apiRng.int(1, 25),
+      // A stalled instance: the request leaves (or its answer is heard) seconds late, while other instances go on.
+      latency: () => (this.timeline.now < this.faults.stall.until && this.apiRng.chance(this.faults.stall.p) ? this.apiRng.seconds(1, 8) : this.apiRng.int(1, 25)),
       interfere: (_instance: string, op: string, write: boolean): Interference => {
         const now = this.timeline.now;
         if (now < this.faults.apiErrors.until && this.apiRng.chance(this.faults.apiErrors.p)) {
@@ -529,3 +555,5 @@ class World {
     };
   }
 }
+
+const dedicatedNames = (jobs: Swarm['spec']['workload']['jobs']): string[] => jobs.flatMap((j) => (typeof j === 'object' && j.dedicated ? [j.name] : []));

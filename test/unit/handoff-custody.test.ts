@@ -2,6 +2,7 @@
 // and never onto a worker that runs a dedicated job alone while another peer serves (the
 // simulator's power campaign: custody by job count picked the dedicated worker, it has the fewest).
 import { describe, expect, it } from 'vitest';
+import { sharedInCustody } from '../../lib/decisions/configmap.js';
 import { inCustody } from '../../lib/decisions/handoff.js';
 import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
@@ -34,5 +35,16 @@ describe('custody of an out-of-service worker\'s jobs', () => {
     const custody = inCustody(target, previous, facts, { replacesUnderOwnName: false }, new Set());
     expect(custody.target['swarm-worker-2']).toEqual([]);
     expect(Object.values(custody.target).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'dedicated', 'e', 'f']);
+  });
+});
+
+// The simulator's dedication invariant (corpus custody-onto-dedicated-worker): status said every dedication was
+// honoured while custody ran a dedicated job beside others; status now counts what the shares written say.
+describe('dedications in custody, as status counts them (sharedInCustody)', () => {
+  it('a dedicated job a custodian runs beside its own jobs is unhonoured; one alone, or already counted, is not', () => {
+    const dedicated = new Set(['d1', 'd2', 'd3']);
+    const target = { w0: ['a', 'd1'], w1: ['d2'], w2: ['b', 'd3'], w3: [] };
+    expect(sharedInCustody(target, dedicated, [{ job: 'd3', reason: 'not enough replicas' }]).map((u) => u.job)).toEqual(['d1']);
+    expect(sharedInCustody(target, new Set(), [])).toEqual([]);
   });
 });

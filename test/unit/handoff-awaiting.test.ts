@@ -1,0 +1,42 @@
+// Break-before-make: a job awaiting its gainer keeps waiting when the assignment gives it to
+// another worker (the gainer left the pool, or was renumbered away), until every other worker
+// has caught up — its earlier holder may still run it (lib/decisions/handoff.ts; the simulator's
+// corpus: bbm-awaiting-job-moves-to-another-gainer). Pure.
+import { describe, expect, it } from 'vitest';
+import { stageHandoff } from '../../lib/decisions/handoff.js';
+import type { WorkerFacts } from '../../lib/decisions/restarts.js';
+import type { WorkerConfig } from '../../lib/workerconfig/index.js';
+import { workerPod } from '../support/views.js';
+
+// Version 9: workers-4 gave job-5 up (its restart to load that is still due), and job-5 awaits workers-6.
+const v9: WorkerConfig = {
+  version: 9,
+  workloads: {
+    'swarm-worker-3': { jobs: ['job-6'], version: 9 },
+    'swarm-worker-4': { jobs: ['job-3'], version: 9 },
+    'swarm-worker-6': { jobs: [], version: 9, awaiting: ['job-5'] },
+  },
+};
+// Now workers-6 is gone and job-5 belongs to workers-2, a new pod.
+const target = { 'swarm-worker-2': ['job-5'], 'swarm-worker-3': ['job-6'], 'swarm-worker-4': ['job-3'] };
+const facts =
+  (behind: readonly string[]) =>
+  (worker: string): WorkerFacts => {
+    if (worker === 'swarm-worker-6') return {};
+    const pod = workerPod(Number(worker.slice(-1)));
+    return behind.includes(worker) ? { pod, restartPending: true } : { pod, ack: 'runs' };
+  };
+
+describe('break-before-make: a job awaiting one gainer, given to another', () => {
+  it('still awaits while a worker that may run it has not caught up', () => {
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v9, target, facts: facts(['swarm-worker-4']) });
+    expect(staged.jobs['swarm-worker-2']).toEqual([]);
+    expect(staged.marks['swarm-worker-2']).toEqual({ awaiting: ['job-5'] });
+  });
+
+  it('is published once every other worker has caught up', () => {
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v9, target, facts: facts([]) });
+    expect(staged.jobs['swarm-worker-2']).toEqual(['job-5']);
+    expect(staged.marks['swarm-worker-2']).toBeUndefined();
+  });
+});
