@@ -346,6 +346,13 @@ describe('the seed sample, end to end', () => {
     await expect(
       asWorker.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'forged', labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: uid } } }),
     ).rejects.toMatchObject({ code: 403 });
+    // Its heartbeat (failover): `<pod>.heartbeat`, held by its uid; another pod's is denied.
+    const heartbeat = (name: string) => ({
+      metadata: { name, labels: { 'k8slab.info/heartbeat': 'swarm-worker' } },
+      spec: { holderIdentity: uid, leaseDurationSeconds: 15 },
+    });
+    await expect(asWorker.createNamespacedLease({ namespace: NS, body: heartbeat('swarm-worker-0.heartbeat') })).resolves.toBeTruthy();
+    await expect(asWorker.createNamespacedLease({ namespace: NS, body: heartbeat('swarm-worker-1.heartbeat') })).rejects.toMatchObject({ code: 403 });
   });
 
   it('deleting the Swarm stops managing it, and its ConfigMap is garbage-collected', async () => {
