@@ -8,6 +8,9 @@
 // SWARM_BENCH_CRD: a Swarm CRD file to install instead of this tree's, one that admits both
 // trees' status (the older tree's, when this one only removed a status field: under this tree's
 // CRD the older tree's status writes lose that field, so it never finds status as written).
+// SWARM_BENCH_SHORTCUTS=1: this tree against itself with each shortcut switched off
+// (lib/reconcilers/shortcuts.ts; hosts from bench/shortcuts-host.ts), in the same run: what
+// each saves. SWARM_BENCH_BASELINE is then optional. Results: their own section of RESULTS.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/controlplane/ports.js';
@@ -24,7 +27,15 @@ import { Timeline, eventually } from '../test/support/timeline.js';
 import { withSection } from './results-file.js';
 
 const baselineTree = process.env.SWARM_BENCH_BASELINE;
-if (!baselineTree) {
+const shortcutsRun = process.env.SWARM_BENCH_SHORTCUTS === '1';
+/** The shortcuts run's hosts: label, namespace, the shortcuts switched off. */
+const VARIANTS = [
+  ['all shortcuts on', 'bench-on', []],
+  ['no echo skip', 'bench-no-echo', ['echoSkip']],
+  ['no config cache', 'bench-no-cache', ['configCache']],
+  ['no coalescer', 'bench-no-coalesce', ['coalescer']],
+] as const;
+if (!baselineTree && !shortcutsRun) {
   process.stderr.write('set SWARM_BENCH_BASELINE to a checkout of the main to compare with (npm ci done there), e.g.\n  git worktree add --detach /tmp/h8-old b7a1d94 && (cd /tmp/h8-old && npm ci)\n');
   process.exit(2);
 }
@@ -45,18 +56,22 @@ interface Tree {
   ns: string;
   assign: Host;
   restart: Host;
+  /** Shortcuts switched off (a shortcuts run's host), none when undefined (functions/server.ts itself). */
+  off?: readonly string[];
 }
 
 /**
  * `tsx`: the TypeScript under tsx as a loader (not its CLI's child), so /proc/<pid> is the host;
  * `compiled`: tsc's output (node dist/functions/server.js, NODE_ENV=production), after buildTree; the image runs the same code bundled into one file (npm run bundle).
  */
-async function startHost(dir: string, fn: 'assign' | 'restart', kubeconfig: string, form: 'tsx' | 'compiled' = 'tsx'): Promise<Host> {
+async function startHost(dir: string, fn: 'assign' | 'restart', kubeconfig: string, form: 'tsx' | 'compiled' = 'tsx', off?: readonly string[]): Promise<Host> {
   const port = await freePort();
-  const child = spawn(process.execPath, form === 'tsx' ? ['--import', 'tsx', 'functions/server.ts'] : ['dist/functions/server.js'], {
+  const entry = off ? 'bench/shortcuts-host.ts' : 'functions/server.ts';
+  const child = spawn(process.execPath, form === 'tsx' ? ['--import', 'tsx', entry] : ['dist/functions/server.js'], {
     cwd: dir,
     env: {
       ...process.env,
+      ...(off ? { SWARM_BENCH_SHORTCUTS_OFF: off.join(',') } : {}),
       ...(form === 'compiled' ? { NODE_ENV: 'production' } : {}),
       FUNCTION: fn,
       KUBECONFIG: kubeconfig,
@@ -195,8 +210,10 @@ async function noOp(host: Host, event: ReturnType<typeof apiServerEvent>, n = NO
   return { requests: (r1.all - r0.all) / n, writes: (r1.writes - r0.writes) / n, cpuMs: (c1 - c0) / n };
 }
 
-async function sustained(host: Host, event: ReturnType<typeof apiServerEvent>, seconds: number, concurrency: number): Promise<number> {
+/** Events/s answered, and API requests per event, `concurrency` at a time for `seconds`. */
+async function sustained(host: Host, event: ReturnType<typeof apiServerEvent>, seconds: number, concurrency: number): Promise<{ rate: number; requests: number }> {
   const until = Date.now() + seconds * 1000;
+  const before = await requests(host);
   let done = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -206,7 +223,8 @@ async function sustained(host: Host, event: ReturnType<typeof apiServerEvent>, s
       }
     }),
   );
-  return done / seconds;
+  const after = await requests(host);
+  return { rate: done / seconds, requests: (after.all - before.all) / Math.max(1, done) };
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -227,12 +245,16 @@ async function main(): Promise<void> {
       await kubectl(kc, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/swarms.k8slab.info']);
     }
     const trees: Tree[] = [];
-    for (const [label, dir, ns] of [['main before', resolve(baselineTree!), 'bench-old'], ['this tree', repoRoot, 'bench-new']] as const) {
+    const lineup: Array<readonly [string, string, string, readonly string[] | undefined]> = [
+      ...(baselineTree ? [['main before', resolve(baselineTree), 'bench-old', undefined] as const] : []),
+      ...(shortcutsRun ? VARIANTS.map(([label, ns, off]) => [label, repoRoot, ns, off] as const) : [['this tree', repoRoot, 'bench-new', undefined] as const]),
+    ];
+    for (const [label, dir, ns, off] of lineup) {
       await enableNamespace(kc, ns);
-      const assign = await startHost(dir, 'assign', kc);
-      const restart = await startHost(dir, 'restart', kc);
+      const assign = await startHost(dir, 'assign', kc, 'tsx', off);
+      const restart = await startHost(dir, 'restart', kc, 'tsx', off);
       children.push(assign.child, restart.child);
-      trees.push({ label, dir, ns, assign, restart });
+      trees.push({ label, dir, ns, assign, restart, ...(off ? { off } : {}) });
     }
     const results: Record<string, Record<string, string>> = Object.fromEntries(trees.map((t) => [t.label, {}]));
     const put = (tree: Tree, k: string, v: string) => (results[tree.label]![k] = v);
@@ -266,6 +288,7 @@ async function main(): Promise<void> {
         put(tree, `no-op CPU ms, assign (StatefulSet event, an older version) @${swarms}`, a4.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, assign (StatefulSet event, the object as it stands) @${swarms}`, a2.cpuMs.toFixed(1));
         put(tree, `no-op CPU ms, restart (assignment.changed) @${swarms}`, r.cpuMs.toFixed(1));
+        put(tree, `CPU ms, assign (a Swarm update echoing its status write) @${swarms}`, a0.cpuMs.toFixed(1));
         // The hosts live through the whole run: what they hold after these events, and the most they held so far.
         put(tree, `RSS / peak RSS MiB, assign host after the no-ops @${swarms}`, `${rssMiB(tree.assign.child.pid!).toFixed(0)} / ${peakRssMiB(tree.assign.child.pid!).toFixed(0)}`);
         progress(`${tree.label} @${swarms} Swarms: assign ${a2.requests}/${a4.requests} req ${a4.cpuMs.toFixed(1)} ms, restart ${r.requests} req ${r.cpuMs.toFixed(1)} ms`);
@@ -276,8 +299,12 @@ async function main(): Promise<void> {
     progress('events/s sustained (no-op, 10 concurrent, 5 s each)');
     for (const tree of trees) {
       const e = await events(kc, tree, 'target');
-      put(tree, 'events/s sustained, assign (StatefulSet event, an older version)', (await sustained(tree.assign, e.statefulSetUnread, 5, 10)).toFixed(0));
-      put(tree, 'events/s sustained, restart (assignment.changed)', (await sustained(tree.restart, e.changed, 5, 10)).toFixed(0));
+      const a = await sustained(tree.assign, e.statefulSetUnread, 5, 10);
+      const r = await sustained(tree.restart, e.changed, 5, 10);
+      put(tree, 'events/s sustained, assign (StatefulSet event, an older version)', a.rate.toFixed(0));
+      put(tree, 'events/s sustained, restart (assignment.changed)', r.rate.toFixed(0));
+      // All for one Swarm, 10 at a time: what the coalescer shares.
+      put(tree, 'requests/event sustained, 10 concurrent (assign, restart)', `${a.requests.toFixed(2)}, ${r.requests.toFixed(2)}`);
     }
 
     progress('event → ConfigMap written: 20 changes of the job list');
@@ -311,7 +338,7 @@ async function main(): Promise<void> {
     trees.forEach((t, i) => put(t, '409s over the whole run', String(conflicts[i])));
 
     for (const total of [100, MAX_SWARMS].filter((n, i, a) => n > 1 && a.indexOf(n) === i)) {
-      if ((Date.now() - t0) / 1000 > 360) {
+      if ((Date.now() - t0) / 1000 > 180 * trees.length) {
         progress(`time is up: flatness measured up to the previous step, not ${total}`);
         break;
       }
@@ -325,10 +352,11 @@ async function main(): Promise<void> {
     }
 
     progress('peak RSS: fresh assign hosts, 25 Swarms × 4,000 jobs, 10 events at a time (containerConcurrency); under tsx, then compiled');
-    for (const tree of trees) await buildTree(tree.dir);
+    // A shortcuts run measures under tsx only (its hosts are bench/shortcuts-host.ts, which tsc's build leaves out).
+    if (!shortcutsRun) for (const tree of trees) await buildTree(tree.dir);
     for (const [form, suffix, row] of [
       ['tsx', 'rss', 'peak RSS MiB, assign under tsx, 25 Swarms × 4,000 jobs, 10 concurrent'],
-      ['compiled', 'rss-c', 'peak RSS MiB, assign compiled (as in the image), 25 Swarms × 4,000 jobs, 10 concurrent'],
+      ...(shortcutsRun ? [] : [['compiled', 'rss-c', 'peak RSS MiB, assign compiled (as in the image), 25 Swarms × 4,000 jobs, 10 concurrent'] as const]),
     ] as const) {
       for (const tree of trees) {
         const ns = `${tree.ns}-${suffix}`;
@@ -347,11 +375,11 @@ async function main(): Promise<void> {
         };
         // One host writes the 25 configs; a fresh one (an instance started from zero) is
         // measured over them: it reads and parses every config it did not write itself.
-        const writer = await startHost(tree.dir, 'assign', kc, form);
+        const writer = await startHost(tree.dir, 'assign', kc, form, tree.off);
         children.push(writer.child);
         await rounds(writer, 1);
         writer.child.kill('SIGTERM');
-        const host = await startHost(tree.dir, 'assign', kc, form);
+        const host = await startHost(tree.dir, 'assign', kc, form, tree.off);
         children.push(host.child);
         await rounds(host, 3);
         // Then the namespace's resync ping: a whole look at each Swarm (4 at a time).
@@ -369,19 +397,32 @@ async function main(): Promise<void> {
       `| --- | ${trees.map(() => '---').join(' | ')} |`,
       ...rows.map((r) => `| ${r} | ${trees.map((t) => results[t.label]![r] ?? '—').join(' | ')} |`),
     ];
-    const body = [
-      '## Reconcile cost (bench:reconcile)',
-      '',
-      `\`${process.env.SWARM_BENCH_CRD ? 'SWARM_BENCH_CRD=<the CRD file> ' : ''}SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster${process.env.SWARM_BENCH_CRD ? ` (the Swarm CRD of ${process.env.SWARM_BENCH_CRD})` : ''}; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
-      '',
-      `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes and the look that confirms its status write); RSS / peak RSS @N = VmRSS / VmHWM of the long-lived assign host after the no-op events of that step; peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
-      '',
-      ...table,
-      '',
-      'Reading it: CPU is counted in 10 ms clock ticks on a small machine other work shares, so one figure moves by several ms between runs (and between the @N steps of one run); compare orders of magnitude across trees and a trend across @N, not single ms. p99 of 20 samples is their maximum. Under tsx the loader adds to RSS; the compiled figure is the one to hold against the memory limit (knative/base/services.yaml).',
-    ].join('\n');
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster`;
+    const body = shortcutsRun
+      ? [
+          '## What each shortcut saves (bench:reconcile, SWARM_BENCH_SHORTCUTS=1)',
+          '',
+          `\`SWARM_BENCH_SHORTCUTS=1 npm run bench:reconcile\`; ${machine}; this tree's hosts side by side (bench/shortcuts-host.ts, under tsx, one host per function and column, admin credentials), each column in its own namespace holding the same objects, with the shortcut its column names switched off (lib/reconcilers/shortcuts.ts)${baselineTree ? `; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}` : ''}.`,
+          '',
+          `The rows as in "Reconcile cost" above: requests per event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs over 10 workers, the others 10 jobs); requests/event sustained = requests over events answered while 10 events for the target are in flight at once for 5 s; peak RSS = VmHWM of a fresh assign host over 25 Swarms × 4,000 jobs whose configs another host wrote. The bench's KWOK workers write no acknowledgement Leases: what judging them costs is \`npm run bench:decide\`'s.`,
+          '',
+          ...table,
+          '',
+          'Reading it: CPU is counted in 10 ms clock ticks on a small machine other work shares, so one figure moves by several ms between runs; compare a column with the first, not single ms.',
+        ].join('\n')
+      : [
+          '## Reconcile cost (bench:reconcile)',
+          '',
+          `\`${process.env.SWARM_BENCH_CRD ? 'SWARM_BENCH_CRD=<the CRD file> ' : ''}SWARM_BENCH_BASELINE=<checkout of the main before> npm run bench:reconcile\`; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with other work; ${seconds} s; one local KWOK-only cluster${process.env.SWARM_BENCH_CRD ? ` (the Swarm CRD of ${process.env.SWARM_BENCH_CRD})` : ''}; both trees' hosts side by side (one host per function each, admin credentials), each tree in its own namespace holding the same objects; "main before" = ${process.env.SWARM_BENCH_BASELINE_LABEL ?? baselineTree}.`,
+          '',
+          `Requests and writes per no-op event from each host's swarm_kube_requests_total; CPU = the host process's user+system time per event (HTTP, CloudEvent parsing, the reconcile; 10 ms clock ticks over ${NOOPS} events); @N = N Swarms in the namespace (the target has ${JOBS.toLocaleString('en-US')} jobs, the others 10); latency = from posting a Swarm event after a change of the job list to the assign host: to the ConfigMap's write, as a watch opened before sees it, and to the host's answer (after its writes and the look that confirms its status write); RSS / peak RSS @N = VmRSS / VmHWM of the long-lived assign host after the no-op events of that step; peak RSS = VmHWM of a fresh assign host over 25 Swarms whose configs another host wrote (as an instance started from zero finds them), 3 rounds of their Swarm events (10 at a time: the container concurrency), then their namespace's resync ping (a whole look at each, 4 at a time), under tsx and compiled (each tree built with its tsconfig.build.json, run as \`node dist/functions/server.js\` with NODE_ENV=production: the code the image runs, unbundled), each tree in its own namespace.`,
+          '',
+          ...table,
+          '',
+          'Reading it: CPU is counted in 10 ms clock ticks on a small machine other work shares, so one figure moves by several ms between runs (and between the @N steps of one run); compare orders of magnitude across trees and a trend across @N, not single ms. p99 of 20 samples is their maximum. Under tsx the loader adds to RSS; the compiled figure is the one to hold against the memory limit (knative/base/services.yaml).',
+        ].join('\n');
     const resultsPath = join(repoRoot, 'bench', 'RESULTS.md');
-    writeFileSync(resultsPath, withSection(readFileSync(resultsPath, 'utf8'), 'bench:reconcile', body));
+    writeFileSync(resultsPath, withSection(readFileSync(resultsPath, 'utf8'), shortcutsRun ? 'bench:reconcile:shortcuts' : 'bench:reconcile', body));
     process.stdout.write(`${table.join('\n')}\n`);
     progress(`done in ${seconds} s; bench/RESULTS.md updated`);
   } finally {

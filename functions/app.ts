@@ -6,8 +6,9 @@ import type { KubeClient } from '../lib/kube/client.js';
 import type { Logger } from '../lib/observability/logger.js';
 import { forgetAssignment, metricsHandler, recordAssignmentSize, type Metrics } from '../lib/observability/metrics.js';
 import { recordConflictRetry } from '../lib/observability/tracing/instrumentation.js';
-import { createCoalescer } from '../lib/reconcilers/coalesce.js';
+import { createCoalescer, uncoalesced } from '../lib/reconcilers/coalesce.js';
 import type { ReconcileEnv } from '../lib/reconcilers/env.js';
+import { shortcutOn, type Shortcuts } from '../lib/reconcilers/shortcuts.js';
 import { assignFunction } from './assign/index.js';
 import type { SwarmFunction } from './function.js';
 import { eventRoute, jsonErrors, notFound } from './http.js';
@@ -23,11 +24,13 @@ export interface AppOptions {
   log: Logger;
   metrics: Metrics;
   now?: () => Date;
+  /** Shortcuts switched off (bench:reconcile's hosts); all on when absent. */
+  shortcuts?: Partial<Shortcuts>;
 }
 
 function functionsFor(options: AppOptions): SwarmFunction[] {
-  const { kube, log, metrics } = options;
-  const coalescer = createCoalescer(() => metrics.eventsCoalesced.inc());
+  const { kube, log, metrics, shortcuts } = options;
+  const coalescer = shortcutOn(shortcuts, 'coalescer') ? createCoalescer(() => metrics.eventsCoalesced.inc()) : uncoalesced;
   const env = (component: 'assign' | 'restart'): ReconcileEnv => ({
     kube,
     now: options.now ?? (() => new Date()),
@@ -36,6 +39,7 @@ function functionsFor(options: AppOptions): SwarmFunction[] {
     onConflictRetry: () => recordConflictRetry(component, metrics),
     onConfigMapWrite: () => metrics.configMapWrites.inc(),
     onPodRestart: () => metrics.podRestarts.inc(),
+    ...(shortcuts ? { shortcuts } : {}),
   });
   const all = {
     assign: () =>

@@ -46,7 +46,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, extra: StartEx
       kube = unreachableClient(reason);
     }
   }
-  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), });
+  const app = createApp({ function: fn, kube, log, metrics, ...(extra.now ? { now: extra.now } : {}), ...(extra.shortcuts ? { shortcuts: extra.shortcuts } : {}) });
   const port = Number(env.PORT ?? 8080);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(port, env.HOST ?? '0.0.0.0', () => resolve(s));

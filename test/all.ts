@@ -1,9 +1,10 @@
 // `npm test`: every check, side by side, so the warm run fits its ten minutes.
 // The integration tier (vitest's `integration` project on the real cluster,
 // about eight minutes, mostly waiting on the node) is the long pole; beside it
-// run, one after the other, typecheck, lint and the unit tier (CPU for about
-// two minutes), and the image checks (`npm run test:image`: buildah and their
-// own Node), and the manifest checks (`npm run test:manifests`: helm and
+// run, one after the other, typecheck, lint, the unit tier (CPU for about
+// two minutes) and the simulator's fixed campaign (`npm run test:sim`:
+// test/sim/fixed-campaign.ts), and the image checks (`npm run test:image`:
+// buildah and their own Node), and the manifest checks (`npm run test:manifests`: helm and
 // kube-score, built on first use; their build progress shows at once). Run
 // in one vitest the unit and integration tiers would be two groups, one
 // after the other.
@@ -50,7 +51,7 @@ async function chain(steps: readonly [string, string, readonly string[]][]): Pro
 }
 
 process.stdout.write(
-  'npm test: the integration tier (below) beside typecheck → lint → unit tier, the image checks (npm run test:image) and the manifest checks (npm run test:manifests), whose output follows it\n',
+  'npm test: the integration tier (below) beside typecheck → lint → unit tier → the simulator\'s fixed campaign (npm run test:sim), the image checks (npm run test:image) and the manifest checks (npm run test:manifests), whose output follows it\n',
 );
 let heldDone = false;
 const held = Promise.all([
@@ -58,6 +59,7 @@ const held = Promise.all([
     ['npm run typecheck', 'npm', ['run', '--silent', 'typecheck']],
     ['npm run lint', 'npm', ['run', '--silent', 'lint']],
     ['vitest --project unit', 'npx', ['vitest', 'run', '--project', 'unit']],
+    ['npm run test:sim', 'npm', ['run', '--silent', 'test:sim']],
   ]),
   run('npm run test:image', 'npm', ['run', '--silent', 'test:image'], true),
   run('npm run test:manifests', 'npm', ['run', '--silent', 'test:manifests'], true),

@@ -74,7 +74,7 @@ export function jobTable(specs: readonly JobSpec[]): JobTable {
 export function canonicalOrder(table: JobTable): Uint32Array {
   const { names, hashes } = table;
   const count = names.length;
-  const order = radixSortByHash(hashes);
+  const order = orderByHash(hashes);
   // Within equal-hash runs (rare), order by name and report duplicates.
   const duplicates = new Set<string>();
   let start = 0;
@@ -100,13 +100,21 @@ export function canonicalOrder(table: JobTable): Uint32Array {
   return order;
 }
 
+/** Below this many jobs a comparison sort is cheaper than the radix sort's three passes over 2048 buckets. */
+const RADIX_FROM = 512;
+
 /**
  * Indices 0..n-1 sorted by hash (stable, so equal hashes keep index order):
  * an LSD radix sort in three 11-bit passes, linear time and allocation-light,
- * which matters at a million jobs.
+ * which matters at a million jobs; a comparison sort, the same order, for a few.
  */
-function radixSortByHash(hashes: Uint32Array): Uint32Array {
+function orderByHash(hashes: Uint32Array): Uint32Array {
   const count = hashes.length;
+  if (count < RADIX_FROM) {
+    const order = new Uint32Array(count);
+    for (let i = 0; i < count; i++) order[i] = i;
+    return order.sort((a, b) => hashes[a]! - hashes[b]! || a - b);
+  }
   let from = new Uint32Array(count);
   let to = new Uint32Array(count);
   // Keys travel with their indices so every pass reads memory sequentially.

@@ -9,7 +9,7 @@
 import { LIMITS } from '../api/schema.js';
 import type { ValidSwarm } from '../api/types.js';
 import { assign } from '../assignment/index.js';
-import type { AssignInput, AssignResult, Assignment, UnhonouredDedication } from '../assignment/types.js';
+import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type PodView, type PoolView } from '../kube/types.js';
 import { diff, type Move } from '../plan/index.js';
 import {
@@ -80,14 +80,7 @@ type AssignDecision =
       malformedPrevious?: string;
     };
 
-/**
- * The assigner (lib/assignment's `assign`). Pure; the assign reconciler passes
- * one that remembers its answer over a remembered config for the same Swarm
- * spec and worker count (config-cache.ts), the decision is the same either way.
- */
-export type Assigner = (input: AssignInput) => AssignResult;
-
-export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig, assigner: Assigner = assign): AssignDecision {
+export function decideConfigMap(obs: AssignObservation, read: ConfigReader = readConfig): AssignDecision {
   const { swarm, statefulSet, configMap } = obs;
   const spec = swarm.spec;
   const key = spec.configKey;
@@ -130,7 +123,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   const previousAssignment = previous ? (assignment?.() ?? assignmentOf(previous)) : undefined;
   // A Deployment's new pod takes its predecessor's share as it stands: the assigner keeps it in place.
   const sticky = previousAssignment && pool ? inheritShares(previousAssignment, pool.successors) : previousAssignment;
-  const result = assigner({
+  const result = assign({
     statefulSetName: statefulSet.name,
     replicas: workers,
     ...(statefulSet.startOrdinal ? { startOrdinal: statefulSet.startOrdinal } : {}),

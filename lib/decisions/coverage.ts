@@ -96,22 +96,6 @@ export type ShareAcknowledgement = 'runs' | 'covers' | 'differs' | 'none';
 
 const NO_SHARE: WorkerShare = { jobs: [], version: 0 };
 
-/**
- * Digests by share list. A share is judged for several decisions of one event
- * (staging, restarts, scale, status), and its list, parsed once per ConfigMap
- * version (config-cache.ts), is the same array on later events: hashed once.
- * Lists are readonly, so a remembered digest stays true; an optimisation only.
- */
-const digests = new WeakMap<readonly string[], string>();
-function digestOf(jobs: readonly string[]): string {
-  let digest = digests.get(jobs);
-  if (digest === undefined) {
-    digest = jobsDigest(jobs);
-    digests.set(jobs, digest);
-  }
-  return digest;
-}
-
 export function judgeAcknowledgement(
   pod: PodView,
   share: WorkerShare | undefined,
@@ -120,7 +104,7 @@ export function judgeAcknowledgement(
   const ack = acks.get(pod.name);
   if (!ack || ack.podUid !== pod.uid) return 'none';
   const { jobs, version, released } = share ?? NO_SHARE;
-  if (ack.version >= version && ack.digest === digestOf(jobs)) return 'runs';
+  if (ack.version >= version && ack.digest === jobsDigest(jobs)) return 'runs';
   return released?.length && ack.digest === jobsDigest([...jobs, ...released]) ? 'covers' : 'differs';
 }
 

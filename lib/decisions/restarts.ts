@@ -92,6 +92,8 @@ export function settled(facts: WorkerFacts, step: RecordedStep | undefined): boo
 export interface RestartObservation extends WorkersObservation {
   swarm: ValidSwarm;
   workspace: RestartWorkspace;
+  /** Uids of pods another reconcile recorded it is deleting (restart-intents.ts liveIntents): out of service already. */
+  inFlight?: ReadonlySet<string>;
 }
 
 export interface RestartDecision {
@@ -123,13 +125,17 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
 
   // Pods past spec.replicas are departing (the StatefulSet's shrink is under way): they use no budget.
   const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));
-  const unavailable = kept.filter((w) => !isServing(facts(w).pod)).length;
+  const inFlight = obs.inFlight ?? new Set<string>();
+  const claimed = (pod: PodView | undefined) => !!pod && inFlight.has(pod.uid);
+  const unavailable = kept.filter((w) => !isServing(facts(w).pod) || claimed(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;
 
   const deletes: PodView[] = [];
   const blocked: string[] = [];
   for (const step of steps) {
     if (state.get(step.worker) !== 'pending') continue;
+    // Another reconcile is deleting it (its intent is recorded): counted above, not deleted twice.
+    if (claimed(facts(step.worker).pod)) continue;
     const notYet = step.waitFor.filter((w) => !settled(facts(w), stepOf.get(w)));
     if (notYet.length) {
       blocked.push(`${step.worker} waits for ${notYet.join(', ')} to acknowledge`);

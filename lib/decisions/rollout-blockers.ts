@@ -16,8 +16,18 @@ export interface Blocker {
   since: string;
 }
 
-const later = (...times: Array<string | undefined>): string | undefined =>
-  times.filter((t): t is string => t !== undefined && !Number.isNaN(Date.parse(t))).sort((a, b) => Date.parse(a) - Date.parse(b)).at(-1);
+/** The latest of the valid times (of equal ones, the last given); each parsed once. */
+function later(...times: Array<string | undefined>): string | undefined {
+  let latest: string | undefined;
+  let latestMs = -Infinity;
+  for (const t of times) {
+    const ms = t === undefined ? NaN : Date.parse(t);
+    if (Number.isNaN(ms) || ms < latestMs) continue;
+    latest = t;
+    latestMs = ms;
+  }
+  return latest;
+}
 
 /** Why a pod does not serve, from what the kubelet and scheduler report. */
 function notServing(pod: PodView): string {

@@ -21,6 +21,7 @@ import { boundedAll } from './bounded.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
+import { shortcutOn } from './shortcuts.js';
 import { writeStatus } from './status-writer.js';
 
 export interface AssignOutcome {
@@ -158,7 +159,7 @@ async function assignOnce(env: ReconcileEnv, key: SwarmKey, carry: Carry, claima
   }
 
   // Status judges coverage from the pods and their acknowledgements, so assign always reads them.
-  const read = cachedConfigReader(obs.configMap);
+  const read = cachedConfigReader(obs.configMap, shortcutOn(env.shortcuts, 'configCache'));
   const { pods, leases } = obs.workers ?? { pods: [], leases: [] };
   const decision = decideConfigMap({ swarm: obs.valid, statefulSet: obs.statefulSet, configMap: obs.configMap, pods, leases, now }, read);
   // Another instance wrote the config from a newer spec after this one read the Swarm: read again, as for a 409.
@@ -242,7 +243,7 @@ async function writeConfigMap(env: ReconcileEnv, carry: Carry, decision: ConfigM
   carry.writes += 1;
   env.onConfigMapWrite?.();
   const text = decision.configMap.data[configKey];
-  if (written && text !== undefined) rememberWritten(written, configKey, text, decision.config);
+  if (written && text !== undefined && shortcutOn(env.shortcuts, 'configCache')) rememberWritten(written, configKey, text, decision.config);
 }
 
 /**

@@ -18,6 +18,12 @@ export interface Coalescer {
   inFlight(): number;
 }
 
+/** No coalescing: every caller runs its own reconcile (the shortcut switched off, shortcuts.ts). */
+export const uncoalesced: Coalescer = {
+  run: async (_key, reconcile) => ({ value: await reconcile(false), shared: false }),
+  inFlight: () => 0,
+};
+
 interface Slot {
   current: Promise<unknown>;
   followUp?: Promise<unknown>;

@@ -1,12 +1,8 @@
 // Per-instance memory of config.yml as read (parsed, and rendered back), by
-// ConfigMap uid+resourceVersion, and of the assignment decided over it: an
-// optimisation only. An entry answers only for the very text it was read from,
-// so a stale or colliding key is a miss.
-import type { Swarm } from '../api/types.js';
-import { assign } from '../assignment/index.js';
-import type { AssignResult, Assignment } from '../assignment/types.js';
+// ConfigMap uid+resourceVersion: an optimisation only. An entry answers only
+// for the very text it was read from, so a stale or colliding key is a miss.
+import type { Assignment } from '../assignment/types.js';
 import { readConfig, type ConfigRead, type ConfigReader } from '../decisions/config-read.js';
-import type { Assigner } from '../decisions/configmap.js';
 import type { ConfigMapView } from '../kube/types.js';
 import { assignmentOf, canonical, type WorkerConfig } from '../workerconfig/index.js';
 
@@ -19,8 +15,10 @@ let rememberedChars = 0;
 const idOf = (configMap: ConfigMapView | undefined): string | undefined =>
   configMap?.uid && configMap.resourceVersion ? `${configMap.uid}/${configMap.resourceVersion}` : undefined;
 
-export function cachedConfigReader(configMap: ConfigMapView | undefined): ConfigReader {
+/** `on`: false reads afresh every time (the shortcut switched off, shortcuts.ts). */
+export function cachedConfigReader(configMap: ConfigMapView | undefined, on = true): ConfigReader {
   const id = idOf(configMap);
+  if (!on) return readConfig;
   return (text) => {
     if (id === undefined || text === undefined) return readConfig(text);
     const hit = remembered.get(id);
@@ -62,31 +60,4 @@ function forget(id: string): void {
   if (!entry) return;
   rememberedChars -= entry.text.length;
   remembered.delete(id);
-}
-
-/**
- * Assignments decided over a remembered config (its assignment is one object
- * per read, above), by the Swarm's uid and generation — the API server bumps
- * the generation on every spec change, so they name one job list — and the
- * workers. A no-op event then skips the assigner: same inputs, same answer.
- * Dropped with the config they were decided over.
- */
-const decided = new WeakMap<Assignment, Map<string, AssignResult>>();
-/** Answers kept per remembered config (one per worker count or spec seen since it was written). */
-const MAX_DECIDED_PER_CONFIG = 4;
-
-export function cachedAssigner(swarm: Swarm): Assigner {
-  const { uid, generation } = swarm.metadata;
-  return (input) => {
-    if (!input.previous || !uid || generation === undefined) return assign(input);
-    const key = JSON.stringify([uid, generation, input.statefulSetName, input.replicas, input.startOrdinal ?? 0, input.workers ?? null]);
-    let answers = decided.get(input.previous);
-    const hit = answers?.get(key);
-    if (hit) return hit;
-    const result = assign(input);
-    if (!answers) decided.set(input.previous, (answers = new Map()));
-    if (answers.size >= MAX_DECIDED_PER_CONFIG) answers.clear();
-    answers.set(key, result);
-    return result;
-  };
 }

@@ -1,6 +1,7 @@
 // What a reconciler needs from the world: the API, a clock, a logger and a few
 // hooks for metrics. Passed in, so tests drive reconcilers over a stub client.
 import type { KubeClient } from '../kube/client.js';
+import type { Shortcuts } from './shortcuts.js';
 
 interface ReconcileLog {
   info(obj: object, msg?: string): void;
@@ -21,6 +22,8 @@ export interface ReconcileEnv {
   onConflictRetry?(): void;
   onConfigMapWrite?(): void;
   onPodRestart?(): void;
+  /** Shortcuts switched off (all on when absent: only the simulator and the benchmark switch them). */
+  shortcuts?: Partial<Shortcuts>;
 }
 
 /** RFC 3339 with second precision, as metav1.Time is serialised. */

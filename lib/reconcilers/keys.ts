@@ -15,6 +15,7 @@ import type { Trigger } from '../events/types.js';
 import { claimant, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
 import { classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
+import { shortcutOn } from './shortcuts.js';
 
 interface Target {
   key: SwarmKey;
@@ -22,7 +23,7 @@ interface Target {
   claimants?: Swarm[];
 }
 
-export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigger: Trigger): Promise<Target[]> {
+export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log' | 'shortcuts'>, trigger: Trigger): Promise<Target[]> {
   if (trigger.source === 'swarm') return [{ key: { namespace: trigger.namespace, name: trigger.name } }];
   if (trigger.source === 'ping') {
     try {
@@ -38,7 +39,7 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log'>, trigge
   if (trigger.kind === 'Swarm') {
     // assign's own status write coming back: that generation is reconciled, and
     // whatever changed since has its own event (or the resync's). Nothing to read.
-    if (trigger.generationObserved) return [];
+    if (trigger.generationObserved && shortcutOn(env.shortcuts, 'echoSkip')) return [];
     const key = { namespace: trigger.namespace, name: trigger.name };
     // The Swarms naming the StatefulSet the event's copy named: if the Swarm is
     // among them, that one list is its read and its claim check (observe.ts).

@@ -10,12 +10,14 @@ import { foreignController } from '../decisions/configmap-ownership.js';
 import { decideRestarts } from '../decisions/restarts.js';
 import type { SwarmKey } from '../decisions/routing.js';
 import { readRestarts } from '../decisions/workspace.js';
+import { ANNOTATION_RESTARTING, liveIntents, mayStillDelete, readIntents, recordIntents } from '../decisions/restart-intents.js';
 import type { ReconcileEnv } from './env.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { cachedConfigReader } from './config-cache.js';
 import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
+import { shortcutOn } from './shortcuts.js';
 
 export interface RestartOutcome {
   key: SwarmKey;
@@ -77,9 +79,27 @@ async function restartOnce(
   const pods = await listWorkerPods(env, statefulSet);
   // The shares in force, to judge what each pod acknowledges (parsed once per
   // ConfigMap version per instance); never re-assigned here.
-  const { previous: config } = cachedConfigReader(configMap)(configMap?.data[valid.spec.configKey]);
-  const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, ...(config ? { config } : {}) });
+  const { previous: config } = cachedConfigReader(configMap, shortcutOn(env.shortcuts, 'configCache'))(configMap?.data[valid.spec.configKey]);
+  const now = env.now();
+  const intents = liveIntents(readIntents(configMap?.annotations ?? {}), pods, now);
+  const inFlight = new Set(intents.map((i) => i.uid));
+  const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, inFlight, ...(config ? { config } : {}) });
+  if (decision.deletes.length && configMap?.resourceVersion !== undefined) {
+    // The intent first, guarded by the version decided from: a concurrent restart meets a 409 (and reads again) or reads it.
+    await env.kube.patchConfigMap({
+      name: configMap.name,
+      namespace: configMap.namespace,
+      resourceVersion: configMap.resourceVersion,
+      annotations: { [ANNOTATION_RESTARTING]: recordIntents(intents, decision.deletes, now) },
+    });
+    carry.writes += 1;
+  }
   for (const pod of decision.deletes) {
+    // Fenced by our own clock: an intent others may already have given up on is not acted on.
+    if (!mayStillDelete(now, env.now())) {
+      env.log.warn({ pod: pod.name }, 'restart intent expired before its delete; the next reconcile decides again');
+      break;
+    }
     const result = await env.kube.deletePod(pod.namespace, pod.name, { uid: pod.uid, resourceVersion: pod.resourceVersion });
     carry.writes += 1;
     if (result === 'deleted') {

@@ -5,7 +5,9 @@
 // image's recipe), so a warm run returns the archives without building.
 //
 // Names: docker.io/library/swarm:dev-<hash12> and
-// docker.io/library/swarm-worker:dev-<hash12>. A non-`latest` tag, so the
+// docker.io/library/swarm-worker:dev-<hash12> (`ensureImages`), and on request
+// (`ensureTargets`) swarm-worker-go and swarm-worker-python, the Go and Python
+// reference workers, each built only when asked. A non-`latest` tag, so the
 // kubelet's default pull policy is IfNotPresent and it never tries a registry;
 // the content hash in the tag means a pod always runs the tree it was built from.
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
@@ -14,7 +16,8 @@ import { join, resolve } from 'node:path';
 import { acquireLock } from '../controlplane/build.js';
 import { ensureHostPackages, IMAGE_PACKAGES } from '../prereqs.js';
 import { buildah, cleanup, imageCacheDir, run, type ProgressFn } from './buildah.js';
-import { ensureBaseImage } from './base.js';
+import { baseImageFor, ensureBaseImage } from './base.js';
+import { ensureGoBase, ensurePythonBase, goBaseFor, pythonBaseFor } from './language-bases.js';
 import { readDockerfile } from './dockerfile.js';
 import { dockerignore, inputsHash, type ContextFile } from './inputs.js';
 
@@ -33,8 +36,14 @@ export interface Images {
   readonly worker: ImageArchive;
 }
 
-export const TARGETS = { functions: 'docker.io/library/swarm', worker: 'docker.io/library/swarm-worker' } as const;
-type Target = keyof typeof TARGETS;
+export const TARGETS = {
+  functions: 'docker.io/library/swarm',
+  worker: 'docker.io/library/swarm-worker',
+  'worker-go': 'docker.io/library/swarm-worker-go',
+  'worker-python': 'docker.io/library/swarm-worker-python',
+} as const;
+export type Target = keyof typeof TARGETS;
+const NODE_TARGETS = ['functions', 'worker'] as const;
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const stderrProgress: ProgressFn = (line) => process.stderr.write(`[image] ${line}\n`);
@@ -75,10 +84,18 @@ export function contextFiles(context: string): ContextFile[] {
  * egress, say): the Dockerfile's `RUN npm ci` steps get it bind-mounted with a
  * global npmrc naming it, for that step only, so the Dockerfile stays as is.
  */
-async function hostCaMounts(): Promise<string[]> {
+async function hostCaMounts(target: Target): Promise<string[]> {
   const configured = (await run('npm', ['config', 'get', 'cafile']).catch(() => '')).trim();
   const ca = [configured, process.env.NODE_EXTRA_CA_CERTS ?? ''].find((p) => p && p !== 'null' && p !== 'undefined' && existsSync(p));
   if (!ca) return [];
+  // The Go target's `go mod download` reads the system bundle; the Python
+  // target's pip, the bundle its pip.conf names.
+  if (target === 'worker-go') return ['-v', `${ca}:/etc/ssl/certs/ca-certificates.crt:ro`];
+  if (target === 'worker-python') {
+    const pipConf = join(imageCacheDir(), 'build-pip.conf');
+    await writeFile(pipConf, '[global]\ncert = /usr/local/etc/host-ca.crt\n');
+    return ['-v', `${pipConf}:/etc/pip.conf:ro`, '-v', `${ca}:/usr/local/etc/host-ca.crt:ro`];
+  }
   const npmrc = join(imageCacheDir(), 'build-npmrc');
   await writeFile(npmrc, 'cafile=/usr/local/etc/host-ca.crt\n');
   return ['-v', `${npmrc}:/usr/local/etc/npmrc:ro`, '-v', `${ca}:/usr/local/etc/host-ca.crt:ro`];
@@ -104,40 +121,67 @@ export async function withImageLock<T>(onProgress: ProgressFn, fn: () => Promise
 }
 
 /**
- * Builds both targets of the Dockerfile (or returns the cached archives of
- * the same inputs). Safe to call from several processes at once.
+ * Builds both Node targets of the Dockerfile (or returns the cached archives
+ * of the same inputs). Safe to call from several processes at once.
  */
 export function ensureImages(onProgress: ProgressFn = stderrProgress, options: EnsureOptions = {}): Promise<Images> {
   return withImageLock(onProgress, () => buildImages(onProgress, options));
 }
 
 /** `ensureImages` for a caller that holds the image lock. */
-export async function buildImages(onProgress: ProgressFn, options: EnsureOptions = {}): Promise<Images> {
+export function buildImages(onProgress: ProgressFn, options: EnsureOptions = {}): Promise<Images> {
+  return buildTargets(NODE_TARGETS, onProgress, options);
+}
+
+/** `ensureImages` for any of the Dockerfile's targets (e.g. the Go and Python workers'). */
+export function ensureTargets<T extends Target>(targets: readonly T[], onProgress: ProgressFn = stderrProgress, options: EnsureOptions = {}): Promise<Record<T, ImageArchive>> {
+  return withImageLock(onProgress, () => buildTargets(targets, onProgress, options));
+}
+
+/** The base image each target's stages start from, built unless already there. */
+function ensureBaseOf(target: Target, versions: ReturnType<typeof readDockerfile>, onProgress: ProgressFn): Promise<unknown> {
+  if (target === 'worker-go') return ensureGoBase(required(versions.goVersion, 'GO_VERSION'), onProgress);
+  if (target === 'worker-python') return ensurePythonBase(required(versions.pythonVersion, 'PYTHON_VERSION'), onProgress);
+  return ensureBaseImage(versions.nodeVersion, onProgress);
+}
+
+function required(value: string | undefined, arg: string): string {
+  if (!value) throw new Error(`Dockerfile: no \`ARG ${arg}=\``);
+  return value;
+}
+
+async function buildTargets<T extends Target>(targets: readonly T[], onProgress: ProgressFn, options: EnsureOptions): Promise<Record<T, ImageArchive>> {
   const context = options.context ?? repoRoot;
   const dockerfile = readFileSync(join(context, 'Dockerfile'), 'utf8');
-  const { nodeVersion } = readDockerfile(dockerfile);
-  const base = await ensureBaseImage(nodeVersion, onProgress);
-  const hash = inputsHash({ base: base.key, dockerfile }, contextFiles(context)).slice(0, 12);
+  const versions = readDockerfile(dockerfile);
+  // Every base recipe's key (computed, not built): a changed recipe rebuilds every image.
+  const bases = {
+    base: baseImageFor(versions.nodeVersion).key,
+    ...(versions.goVersion ? { goBase: goBaseFor(versions.goVersion).key } : {}),
+    ...(versions.pythonVersion ? { pythonBase: pythonBaseFor(versions.pythonVersion).key } : {}),
+  };
+  const hash = inputsHash({ ...bases, dockerfile }, contextFiles(context)).slice(0, 12);
   const dir = join(imageCacheDir(), `images-${hash}`);
-  const archives = {} as Record<Target, ImageArchive>;
-  for (const target of Object.keys(TARGETS) as Target[]) {
+  const archives = {} as Record<T, ImageArchive>;
+  for (const target of targets) {
     const name = `${TARGETS[target]}:dev-${hash}`;
     const archive = join(dir, `${target}.oci.tar`);
     archives[target] = { name, archive, bytes: existsSync(archive) ? (await stat(archive)).size : 0 };
   }
-  if (Object.values(archives).every((a) => a.bytes > 0)) {
+  const missing = targets.filter((target) => archives[target].bytes === 0);
+  if (missing.length === 0) {
     onProgress(`images ${hash} cached (${dir})`);
     return archives;
   }
   await mkdir(dir, { recursive: true });
-  const mounts = await hostCaMounts();
-  for (const target of Object.keys(TARGETS) as Target[]) {
+  for (const target of missing) {
+    await ensureBaseOf(target, versions, onProgress);
     const { name, archive } = archives[target];
     const started = Date.now();
     onProgress(`buildah bud --target ${target} -t ${name}`);
     try {
       await buildah(
-        ['bud', '--pull=never', '--network', 'host', '--layers', '--force-rm', ...mounts,
+        ['bud', '--pull=never', '--network', 'host', '--layers', '--force-rm', ...(await hostCaMounts(target)),
           '--target', target, '-t', name, '-f', join(context, 'Dockerfile'), context],
         { label: `build ${target}`, onProgress: (line) => onProgress(line.replace(/\s+/g, ' ')) },
       );
@@ -164,7 +208,7 @@ async function forgetOlder(hash: string): Promise<void> {
   const keep = new Set([hash, ...others.slice(0, 3).map(({ d }) => d.slice('images-'.length))]);
   for (const { d } of others.slice(3)) await rm(join(cache, d), { recursive: true, force: true });
   for (const name of (await buildah(['images', '--format', '{{.Name}}:{{.Tag}}'])).split('\n')) {
-    const tag = /\/swarm(?:-worker)?:dev-([0-9a-f]{12})$/.exec(name.trim())?.[1];
+    const tag = /\/swarm(?:-worker(?:-go|-python)?)?:dev-([0-9a-f]{12})$/.exec(name.trim())?.[1];
     if (tag && !keep.has(tag)) await buildah(['rmi', name.trim()]).catch(() => '');
   }
 }

@@ -205,7 +205,7 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       ['get', 'statefulsets.apps'],
       ['get', 'pods'], ['list', 'pods'], ['delete', 'pods'],
       ['list', 'leases.coordination.k8s.io'],
-      ['get', 'configmaps'],
+      ['get', 'configmaps'], ['patch', 'configmaps'],
       ['create', 'events'], ['patch', 'events'], ['create', 'events.events.k8s.io'],
     ]);
     expect(await answers(needs)).toEqual(yes(needs));
@@ -241,8 +241,8 @@ describe('RBAC matrix (kubectl auth can-i)', () => {
       // each function only its own verbs
       ...each('swarm-assign', bound, [['delete', 'pods'], ['delete', 'configmaps']]),
       ...each('swarm-restart', bound, [['create', 'configmaps'], ['create', 'pods'], ['watch', 'swarms.k8slab.info']]),
-      // status and the ConfigMap have one writer, assign
-      ...each('swarm-restart', bound, [['update', 'swarms.k8slab.info/status'], ['patch', 'swarms.k8slab.info/status'], ['update', 'configmaps'], ['patch', 'configmaps']]),
+      // status has one writer, assign; restart only patches the ConfigMap (its intents annotation), never replaces it
+      ...each('swarm-restart', bound, [['update', 'swarms.k8slab.info/status'], ['patch', 'swarms.k8slab.info/status'], ['update', 'configmaps']]),
       // the source only reads
       ...each('swarm-source', bound, [['update', 'configmaps'], ['delete', 'configmaps'], ['delete', 'pods'], ['update', 'swarms.k8slab.info/status'], ['create', 'events']]),
       ['swarm-source', 'watch', 'configmaps', other],

@@ -40,13 +40,25 @@ export interface Instance {
 }
 
 const labelsMatch = (labels: Record<string, string>, selector: string): boolean =>
-  selector
-    .split(',')
-    .filter((s) => s !== '')
-    .every((term) => {
-      const [k, v] = term.split('=');
-      return v === undefined ? k! in labels : labels[k!] === v;
-    });
+  termsOf(selector).every(([k, v]) => (v === undefined ? k in labels : labels[k] === v));
+
+/** A selector's terms, split once per selector (every list request filters every object by it). */
+const terms = new Map<string, ReadonlyArray<readonly [string, string | undefined]>>();
+function termsOf(selector: string): ReadonlyArray<readonly [string, string | undefined]> {
+  let t = terms.get(selector);
+  if (!t) {
+    t = selector
+      .split(',')
+      .filter((s) => s !== '')
+      .map((term) => {
+        const [k, v] = term.split('=');
+        return [k!, v] as const;
+      });
+    if (terms.size >= 256) terms.clear();
+    terms.set(selector, t);
+  }
+  return t;
+}
 
 export class SimKube implements KubeClient {
   constructor(
@@ -117,9 +129,9 @@ export class SimKube implements KubeClient {
       const current = this.store.get<Swarm>('Swarm', key);
       if (!current) throw new KubeError('NotFound', 404, 'swarm not found', 'replaceSwarmStatus', 'UPDATE');
       if (String(current.rv) !== swarm.metadata.resourceVersion) throw new KubeError('Conflict', 409, 'the object has been modified', 'replaceSwarmStatus', 'UPDATE');
-      const next: Swarm = { ...current.value, status: structuredClone(swarm.status ?? {}) };
-      const rv = this.store.put('Swarm', key, next);
-      return swarmView({ value: next, rv })!;
+      // The store keeps its own frozen copy; the answer is that copy.
+      this.store.put<Swarm>('Swarm', key, { ...current.value, status: swarm.status ?? {} });
+      return swarmView(this.store.get<Swarm>('Swarm', key))!;
     });
   }
 

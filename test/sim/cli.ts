@@ -2,18 +2,20 @@
 //   npm run sim -- --seeds 300 [--from 1] [--procs 2]   a campaign; one summary line, a table of combinations
 //   npm run sim -- --seed 4242 [--trace] [--shrink]     one schedule: its trace; a failing one shrunk
 //   npm run sim -- --schedule FILE [--trace] [--shrink]  a schedule as data (a corpus entry)
-//   npm run sim -- --seeds N --compare                   each schedule also without the shortcuts (echo skip, coalescer)
+//   npm run sim -- --seeds N --compare [--without a,b]   each schedule also without the shortcuts (all: echoSkip, configCache, coalescer)
 //   npm run sim -- --corpus                             replay the regression corpus
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { loadCorpus } from './corpus.js';
 import { readFileSync } from 'node:fs';
 import { REFUSED, generate, type Options, type Schedule } from './schedule.js';
-import { shrink } from './shrink.js';
-import { run } from './world.js';
+import { bundle } from './worker-bundle.js';
 import type { Violation } from './checker.js';
+import { SHORTCUTS, type Shortcuts } from '../../lib/reconcilers/shortcuts.js';
+// The world (and the production code under it) is loaded only where this process runs schedules: a campaign's
+// own processes load it themselves.
+const world = () => import('./world.js');
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -25,6 +27,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const describe = (v: Violation) => `${v.invariant} at ${(v.at / 1000).toFixed(3)} s: ${v.detail}`;
 
 if (flag('corpus')) {
+  const [{ loadCorpus }, { run }] = await Promise.all([import('./corpus.js'), world()]);
   let failed = 0;
   for (const entry of loadCorpus()) {
     const r = await run(entry.schedule);
@@ -44,6 +47,7 @@ if (one !== undefined) {
   const file = value('schedule');
   const loaded = file ? (JSON.parse(readFileSync(file, 'utf8')) as Schedule | { schedule: Schedule }) : undefined;
   let schedule = loaded ? ('schedule' in loaded ? loaded.schedule : loaded) : generate(Number(one));
+  const [{ run }, { shrink }] = await Promise.all([world(), import('./shrink.js')]);
   const first = await run(schedule, { trace: flag('trace') });
   if (flag('trace')) for (const line of first.trace) out(line);
   out(`seed ${one}: ${JSON.stringify(schedule.options)}`);
@@ -65,7 +69,14 @@ const seeds = Number(value('seeds') ?? 100);
 const from = Number(value('from') ?? 1);
 const procs = Math.max(1, Math.min(Number(value('procs') ?? cpus().length), seeds));
 const started = Date.now();
-const worker = fileURLToPath(new URL('./campaign-worker.ts', import.meta.url));
+// --compare switches off every shortcut, or those --without names (lib/reconcilers/shortcuts.ts).
+const without = value('without')?.split(',') ?? [...SHORTCUTS];
+const unknown = without.filter((s) => !SHORTCUTS.includes(s as keyof Shortcuts));
+if (unknown.length) {
+  out(`--without: no shortcut ${unknown.join(', ')} (there are ${SHORTCUTS.join(', ')})`);
+  process.exit(2);
+}
+const worker = await bundle(fileURLToPath(new URL('./campaign-worker.ts', import.meta.url)));
 interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; final?: unknown; finalWithout?: unknown }
 const results: Line[] = [];
 await Promise.all(
@@ -73,7 +84,7 @@ await Promise.all(
     const lo = from + Math.floor((seeds * p) / procs);
     const hi = from + Math.floor((seeds * (p + 1)) / procs);
     return new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', worker, String(lo), String(hi), ...(flag('compare') ? ['--compare'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [worker.file, String(lo), String(hi), ...(flag('compare') ? ['--compare', '--without', without.join(',')] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
       createInterface({ input: child.stdout! }).on('line', (l) => {
         const r = JSON.parse(l) as Line;
         results.push(r);
@@ -83,6 +94,7 @@ await Promise.all(
     });
   }),
 );
+worker.remove();
 if (process.stderr.isTTY || flag('progress')) process.stderr.write('\n');
 results.sort((a, b) => a.seed - b.seed);
 const failing = results.filter((r) => r.violations.length > 0);
@@ -109,10 +121,10 @@ if (!flag('quiet')) {
   if (failing.length) out(`replay one: npm run sim -- --seed ${failing[0]!.seed} --trace (add --shrink for the fewest actions that still fail)`);
 }
 if (flag('compare')) {
-  // The shortcuts (echo skip, coalescer) switched off: the same end state and the same invariants broken, schedule by schedule.
+  // The shortcuts switched off: the same end state and the same invariants broken, schedule by schedule.
   const differing = results.filter((r) => r.differs);
   const clean = results.filter((r) => !r.invariantsDiffer && r.violations.length === 0).length;
-  out(`without the shortcuts: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
+  out(`without ${without.join(', ')}: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
   for (const r of differing.slice(0, 5)) out(`  seed ${r.seed} differs: ${JSON.stringify(r.final)} vs ${JSON.stringify(r.finalWithout)}`);
 }
 const hours = results.reduce((s, r) => s + r.simulatedMs, 0) / 3_600_000;

@@ -10,7 +10,7 @@
 // ConfigMap change reaches a mounted volume at the kubelet's next sync (38-69 s
 // measured at the default period; drawn here from 0-90 s), within about a
 // second once assign's refresh annotation lands on the pod.
-import { jobsDigest, parse } from '../../lib/workerconfig/index.js';
+import { jobsDigest } from '../../lib/workerconfig/index.js';
 import { departureOf, waitsOn, type Departure } from '../../sdk/typescript/src/drain.js';
 import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../sdk/typescript/src/state.js';
 import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate } from './model.js';
@@ -18,6 +18,8 @@ import type { FailoverModel, FailoverProc } from './failover.js';
 import type { Rng } from './rng.js';
 import type { Store, WatchEvent } from './store.js';
 import type { Timeline } from './timeline.js';
+// The workers parse with the production parser, remembered by text (parse-memo.ts).
+import { parseRemembered as parse } from './parse-memo.js';
 
 /** What the world tells the checker: the truth, as it happens. */
 export interface Truth {

@@ -8,8 +8,17 @@ import type { KubeObject } from '../../lib/events/types.js';
 
 /** Simulated time 0: every timestamp is this plus the clock. */
 export const EPOCH = Date.parse('2026-01-01T00:00:00Z');
-/** metav1.Time: second precision. */
-export const stamp = (ms: number): string => new Date(EPOCH + Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** metav1.Time: second precision (remembered by the second: every pod view of every list formats its times). */
+export function stamp(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  let text = stamps.get(second);
+  if (text === undefined) {
+    if (stamps.size >= 4096) stamps.clear();
+    stamps.set(second, (text = new Date(EPOCH + second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')));
+  }
+  return text;
+}
+const stamps = new Map<number, string>();
 
 /** How the workers of a pod template behave (the program the user deployed). */
 export interface WorkerTemplate {

@@ -2,7 +2,8 @@
 // counter, objects by kind and key, a history of every version (a stale read
 // is served from it), generation bumped on spec changes, and a watch: every
 // write is reported to the listeners (the event source, the controllers, the
-// kubelet). Objects are plain data, cloned on the way in and out.
+// kubelet). Objects are plain data, copied and frozen on the way in.
+import { frozenCopy } from './frozen.js';
 
 export type Kind = 'Swarm' | 'StatefulSet' | 'Deployment' | 'Pod' | 'Lease' | 'ConfigMap';
 
@@ -83,7 +84,7 @@ export class Store {
     if (!byKey) this.objects.set(kind, (byKey = new Map()));
     const verb = byKey.has(key) ? 'update' : 'add';
     const rv = ++this.rv;
-    const stored = deepFreeze(structuredClone(value));
+    const stored = frozenCopy(value);
     byKey.set(key, { value: stored, rv });
     this.remember(kind, key, rv, stored);
     this.emit({ kind, verb, key, value: stored, rv, at: this.now() });
@@ -113,12 +114,4 @@ export class Store {
   private emit(e: WatchEvent): void {
     for (const l of this.listeners) l(e);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
-  }
-  return value;
 }

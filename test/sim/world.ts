@@ -7,7 +7,8 @@ import type { Swarm } from '../../lib/api/types.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import { createCoalescer, type Coalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer, uncoalesced } from '../../lib/reconcilers/coalesce.js';
+import type { Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -74,25 +75,12 @@ const PROBES = (() => {
 })();
 
 /**
- * The shortcuts an event's path takes before a whole reconcile (docs/design.md): each can be switched off, so a
- * campaign run with and without it shows it changes no outcome. `echoSkip`: a Swarm update whose copy shows its
- * generation observed is not reconciled (lib/reconcilers/keys.ts); `coalescer`: events arriving while a reconcile
- * of their Swarm runs share one follow-up (lib/reconcilers/coalesce.ts).
+ * `shortcuts`: the production functions' shortcuts switched off (lib/reconcilers/shortcuts.ts), so a campaign run
+ * with and without them shows they change no outcome (--compare).
  */
-export interface Shortcuts {
-  echoSkip: boolean;
-  coalescer: boolean;
-}
-
 export function run(schedule: Schedule, options: { trace?: boolean; maxSteps?: number; shortcuts?: Partial<Shortcuts> } = {}): Promise<RunResult> {
-  return new World(schedule, !!options.trace, { echoSkip: true, coalescer: true, ...options.shortcuts }).run(options.maxSteps ?? 2_000_000);
+  return new World(schedule, !!options.trace, options.shortcuts ?? {}).run(options.maxSteps ?? 2_000_000);
 }
-
-/** No coalescing: every caller runs its own reconcile. */
-const uncoalesced: Coalescer = {
-  run: async (_key, reconcile) => ({ value: await reconcile(false), shared: false }),
-  inFlight: () => 0,
-};
 
 class World {
   private readonly timeline = new Timeline();
@@ -115,7 +103,7 @@ class World {
   constructor(
     private readonly schedule: Schedule,
     private readonly tracing: boolean,
-    private readonly shortcuts: Shortcuts,
+    private readonly shortcuts: Partial<Shortcuts>,
   ) {
     const root = new Rng(schedule.seed);
     this.rng = root.fork('world');
@@ -441,8 +429,6 @@ class World {
     } catch (err) {
       return this.checker.defect(`a well-formed event was refused: ${String(err)}`);
     }
-    // Without the echo skip, assign's status echo is reconciled like any Swarm update.
-    if (!this.shortcuts.echoSkip && trigger.source === 'apiserver') delete trigger.generationObserved;
     const copies = this.net.chance(0.03) ? 2 : 1;
     for (let c = 0; c < copies; c++) {
       const delayed = now < this.faults.delay.until || this.net.chance(0.03);
@@ -527,8 +513,9 @@ class World {
       random: () => this.rng.next(),
       component: `swarm-${fn}`,
       log: silent,
+      shortcuts: this.shortcuts,
     };
-    const coalescer = this.shortcuts.coalescer ? createCoalescer() : uncoalesced;
+    const coalescer = this.shortcuts.coalescer === false ? uncoalesced : createCoalescer();
     instance.handler = fn === 'assign' ? assignFunction(env, coalescer) : restartFunction(env, coalescer);
     this.instances.push(instance);
     return instance;

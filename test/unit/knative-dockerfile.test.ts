@@ -34,6 +34,18 @@ describe('Dockerfile', () => {
     expect(scripts['bundle:worker']).toMatch(/--outdir=dist\/worker .*--sourcemap/);
   });
 
+  it('builds the Go and Python reference workers as targets of their own, pinned, non-root', () => {
+    const facts = readDockerfile(dockerfile);
+    expect(facts.goVersion).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(facts.pythonVersion).toMatch(/^\d+\.\d+$/);
+    expect(facts.commands['worker-go']).toEqual(['/worker']);
+    expect(facts.commands['worker-python']).toEqual(['python3', 'worker.py']);
+    for (const target of ['worker-go', 'worker-python']) {
+      const stage = dockerfile.slice(dockerfile.indexOf(`AS ${target}\n`)).split(/^FROM /m)[0];
+      expect(stage).toMatch(/^USER 1000:1000$/m);
+    }
+  });
+
   it('rejects a Dockerfile without a pinned Node version', () => {
     expect(() => readDockerfile('FROM node:lts AS build\n')).toThrow(/NODE_VERSION/);
   });

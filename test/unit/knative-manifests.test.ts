@@ -52,14 +52,14 @@ describe('RBAC permission sets (exactly what each function uses)', () => {
     );
   });
 
-  it('restart: get Swarms, list and delete Pods, list acknowledgement Leases, read ConfigMaps, Events; never Swarm status or ConfigMap writes (assign owns them)', () => {
+  it('restart: get Swarms, list and delete Pods, list acknowledgement Leases, read ConfigMaps and patch its intents on them, Events; never Swarm status (assign owns it)', () => {
     expect(permissions(byName(roles, 'swarm-restart'))).toEqual(
       [
         ...expand('k8slab.info', 'swarms', ['get', 'list']),
         ...expand('apps', 'statefulsets', ['get']),
         ...expand('', 'pods', ['get', 'list', 'delete']),
         ...expand('coordination.k8s.io', 'leases', ['list']),
-        ...expand('', 'configmaps', ['get']),
+        ...expand('', 'configmaps', ['get', 'patch']),
         ...expand('', 'events', ['create', 'patch']),
         ...expand('events.k8s.io', 'events', ['create', 'patch']),
       ].sort(),

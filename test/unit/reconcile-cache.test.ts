@@ -2,11 +2,9 @@
 // an optimisation only, so every answer must be the one computed afresh, and
 // an entry must never answer for other inputs.
 import { describe, expect, it } from 'vitest';
-import { assign } from '../../lib/assignment/index.js';
-import { cachedAssigner, cachedConfigReader, rememberWritten } from '../../lib/reconcilers/config-cache.js';
+import { cachedConfigReader, rememberWritten } from '../../lib/reconcilers/config-cache.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
 import { assignmentOf, nextConfig, parse, render } from '../../lib/workerconfig/index.js';
-import { swarmOf } from '../support/fixtures.js';
 
 const text = render(nextConfig(undefined, { 'w-0': ['a', 'b'], 'w-1': ['c'] }));
 const configMap = (resourceVersion: string): ConfigMapView => ({
@@ -19,10 +17,6 @@ const configMap = (resourceVersion: string): ConfigMapView => ({
   ownerReferences: [],
   data: { 'config.yml': text },
 });
-const swarm = (generation: number | undefined) => {
-  const s = swarmOf({ jobs: ['a', 'b', 'c', 'd'] });
-  return { ...s, metadata: { ...s.metadata, uid: 'swarm-uid', ...(generation !== undefined ? { generation } : {}) } };
-};
 
 describe('the assign reconciler\'s memory', () => {
   it('reads a ConfigMap version once: the same parse and the same assignment object on the next event', () => {
@@ -46,18 +40,5 @@ describe('the assign reconciler\'s memory', () => {
     // The server holding other text than was rendered: nothing remembered for it.
     rememberWritten({ ...configMap('21'), data: { 'config.yml': text } }, 'config.yml', written, config);
     expect(cachedConfigReader(configMap('21'))(text).previous).toStrictEqual(parse(text));
-  });
-
-  it('answers an assignment over a remembered config as the assigner does, and only for the same spec generation and workers', () => {
-    const previous = cachedConfigReader(configMap('9'))(text).assignment!();
-    const input = { statefulSetName: 'w', replicas: 2, jobs: ['a', 'b', 'c', 'd'], previous };
-    const first = cachedAssigner(swarm(3))(input);
-    expect(first).toEqual(assign(input));
-    expect(cachedAssigner(swarm(3))(input)).toBe(first);
-    // Another spec generation, another worker count, or no generation at all: decided afresh.
-    const changed = { ...input, jobs: ['a', 'b', 'c', 'e'] };
-    expect(cachedAssigner(swarm(4))(changed)).toEqual(assign(changed));
-    expect(cachedAssigner(swarm(3))({ ...input, replicas: 3 })).toEqual(assign({ ...input, replicas: 3 }));
-    expect(cachedAssigner(swarm(undefined))(input)).not.toBe(first);
   });
 });

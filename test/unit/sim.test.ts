@@ -1,6 +1,7 @@
 // The simulator itself (test/sim): one seed gives one run, byte for byte; the
-// regression corpus holds (each defect it names stays fixed); a fixed campaign
-// runs clean. Long campaigns are `npm run sim`'s (bench/RESULTS.md).
+// regression corpus holds (each defect it names stays fixed). The fixed campaign
+// is `npm run test:sim`'s (after this tier in `npm test`); long campaigns are
+// `npm run sim`'s (bench/RESULTS.md).
 import { describe, expect, it } from 'vitest';
 import { loadCorpus } from '../sim/corpus.js';
 import { generate } from '../sim/schedule.js';
