@@ -52,7 +52,7 @@ const worker = createWorker({
 const server = createWorkerServer(() => {
   const { share, configVersion, loadedAt, stopping } = worker.status();
   return { ...reporter, share, configVersion, loadedAt, stopping };
-}, worker.healthy);
+}, worker.healthy, worker.ready);
 server.listen(port, () => {
   const address = server.address();
   log.info({ pod: podName, port: typeof address === 'object' && address ? address.port : port }, 'listening');

@@ -2,9 +2,11 @@
 // introspection: the jobs it runs, the config version it loaded and when), a
 // liveness check (/healthz: the SDK's health, a callback overrun fails it,
 // docs/worker-protocol.md W24) and a readiness check (/readyz: it has read its
-// share, possibly none when no config exists yet, and is not stopping).
+// share, possibly none when no config exists yet, and is not stopping; with
+// failover, the SDK's readiness: not while fenced or its heartbeat is stale).
 // Distinct on purpose: a worker that is not ready must not be restarted for it.
 import { createServer, type Server } from 'node:http';
+import type { Readiness } from '../../sdk/typescript/src/fence.js';
 import type { Share } from '../../sdk/typescript/src/share.js';
 
 export interface AssignmentView {
@@ -20,8 +22,11 @@ export interface AssignmentView {
   readonly stopping?: boolean;
 }
 
-/** `healthy`: the worker's own check (default: always); /healthz answers 503 while it fails. */
-export function createWorkerServer(view: () => AssignmentView, healthy: () => Promise<boolean> = async () => true): Server {
+/**
+ * `healthy`: the worker's own check (default: always); /healthz answers 503 while it fails.
+ * `ready`: the SDK's readiness (Worker.ready); without it, ready once the share was read.
+ */
+export function createWorkerServer(view: () => AssignmentView, healthy: () => Promise<boolean> = async () => true, ready?: () => Promise<Readiness>): Server {
   return createServer((request, response) => {
     const send = (status: number, body: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -33,6 +38,13 @@ export function createWorkerServer(view: () => AssignmentView, healthy: () => Pr
       void healthy().then(
         (ok) => (ok ? send(200, { status: 'ok' }) : send(503, { status: 'unhealthy' })),
         () => send(503, { status: 'unhealthy' }),
+      );
+      return;
+    }
+    if (path === '/readyz' && ready) {
+      void ready().then(
+        (r) => (r.ready ? send(200, { status: 'ready', configVersion: view().configVersion }) : send(503, { error: r.reason, status: 503 })),
+        () => send(503, { error: 'readiness check failed', status: 503 }),
       );
       return;
     }

@@ -6,6 +6,7 @@
 // cannot express, a union of differently typed branches (a job is a string or an
 // object), is written as a plain `anyOf` here and rewritten by the transformation.
 
+import { FAILOVER_LEASE_SECONDS } from '../workerconfig/failover.js';
 import {
   DNS_LABEL_MAX_LENGTH,
   DNS_LABEL_MEANING,
@@ -114,6 +115,11 @@ export const SPEC_RULES = {
    * Restarting a worker stops every job it runs, the ones it keeps included,
    * so no order of restarts keeps every job running: restarts break first.
    */
+  /** failover.yml sits beside the config in the same ConfigMap. */
+  failoverKeyFree: {
+    rule: '!has(self.failover) || !has(self.configKey) || self.configKey != "failover.yml"',
+    message: 'configKey failover.yml is taken by spec.failover: choose another key',
+  },
   restartBreaksFirst: {
     rule: '!has(self.restart) || !has(self.restart.policy) || self.restart.policy != "Restart" || (has(self.restart.handoff) && self.restart.handoff == "BreakBeforeMake")',
     message:
@@ -281,6 +287,25 @@ const spec: SchemaNode = {
           minimum: 1,
           maximum: LIMITS.maxProgressDeadlineSeconds,
           default: DEFAULTS.progressDeadlineSeconds,
+        },
+      },
+    },
+    failover: {
+      description:
+        'Failure detection (docs/failure-detection.md). Set: the workers renew a heartbeat Lease and fence themselves when they cannot ' +
+        '(under BreakBeforeMake they stop their jobs first), and a worker whose pod turns NotReady hands its jobs to serving peers until it is Ready again. ' +
+        'Unset: no failure detection (published to the workers in the ConfigMap key failover.yml).',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        leaseSeconds: {
+          description:
+            'The heartbeat Lease\'s duration: a worker renews every third of it and fences itself at two thirds (its renew deadline). ' +
+            'The workers\' readiness probe must turn a pod NotReady no sooner than that deadline: (failureThreshold - 1) x periodSeconds >= 2/3 of it, plus the clock-drift margin.',
+          type: 'integer',
+          minimum: FAILOVER_LEASE_SECONDS.min,
+          maximum: FAILOVER_LEASE_SECONDS.max,
+          default: FAILOVER_LEASE_SECONDS.default,
         },
       },
     },

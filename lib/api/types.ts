@@ -31,6 +31,8 @@ interface SwarmSpec {
     /** Default 600 (lib/api/schema.ts DEFAULTS). */
     progressDeadlineSeconds?: number;
   };
+  /** Failure detection (docs/failure-detection.md); unset: none. */
+  failover?: { leaseSeconds?: number };
 }
 
 /** The controller of a Swarm's worker pods: a StatefulSet (workers `<name>-<ordinal>`) or a Deployment (workers: pod names). */
@@ -106,5 +108,9 @@ export interface Swarm {
 
 /** A Swarm that passed validateSwarm: the schema's defaults are applied, so these fields are always there. */
 export interface ValidSwarm extends Swarm {
-  spec: SwarmSpec & { configKey: string; restart: { policy: RestartPolicy; handoff: Handoff; maxUnavailable: number; progressDeadlineSeconds: number } };
+  spec: SwarmSpec & {
+    configKey: string;
+    restart: { policy: RestartPolicy; handoff: Handoff; maxUnavailable: number; progressDeadlineSeconds: number };
+    failover?: { leaseSeconds: number };
+  };
 }

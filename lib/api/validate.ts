@@ -7,6 +7,7 @@ import { problemsFrom } from './problems.js';
 import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE } from '../workerconfig/acknowledgement.js';
 import { KUBERNETES_KEYWORDS, LIMITS, POOL_RULES, SPEC_RULES, swarmSchema } from './schema.js';
 import { API_VERSION, KIND } from './types.js';
+import { FAILOVER_KEY } from '../workerconfig/failover.js';
 import type { ValidSwarm } from './types.js';
 
 export type SwarmValidation = { ok: true; swarm: ValidSwarm } | { ok: false; problems: string[] };
@@ -66,6 +67,7 @@ function specRuleProblems(spec: ValidSwarm['spec']): string[] {
   if ((spec.statefulSetName === undefined) === (spec.deploymentName === undefined)) problems.push(`spec: ${SPEC_RULES.onePool.message}`);
   if (spec.deploymentName !== undefined && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.deploymentHotReloads.message}`);
   if (spec.restart.policy === 'Restart' && spec.restart.handoff !== 'BreakBeforeMake') problems.push(`spec: ${SPEC_RULES.restartBreaksFirst.message}`);
+  if (spec.failover && spec.configKey === FAILOVER_KEY) problems.push(`spec: ${SPEC_RULES.failoverKeyFree.message}`);
   return problems;
 }
 

@@ -12,7 +12,19 @@ import { assign } from '../assignment/index.js';
 import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import { isDeployment, type ConfigMapPatch, type ConfigMapView, type DeploymentView, type PodView, type PoolView } from '../kube/types.js';
 import { diff, type Move } from '../plan/index.js';
-import { HANDOVER_ANNOTATION, HANDOVER_VALUE, SWARM_LABEL, assignmentOf, nextConfig, render, type HandoffMarks, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import {
+  FAILOVER_KEY,
+  HANDOVER_ANNOTATION,
+  HANDOVER_VALUE,
+  SWARM_LABEL,
+  assignmentOf,
+  nextConfig,
+  render,
+  renderFailover,
+  type HandoffMarks,
+  type LeaseLike,
+  type WorkerConfig,
+} from '../workerconfig/index.js';
 import { deploymentWorkers, inheritShares, type DeploymentWorkers } from '../assignment/workers.js';
 import { readConfig, type ConfigReader } from './config-read.js';
 import { foreignController, ownerReferenceTo, withOwner } from './configmap-ownership.js';
@@ -137,9 +149,12 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
           const step = recorded.steps.find((st) => st.worker === worker);
           return step && stepState(step, f) !== 'done' ? { ...f, restartPending: true } : f;
         };
-  // A StatefulSet pod replaced under its own name, or any stuck worker, has its jobs run by its peers meanwhile (handoff.ts inCustody).
+  // A StatefulSet pod replaced under its own name, or any stuck or expired worker, has its jobs run by its
+  // peers meanwhile (handoff.ts inCustody); breaking first, only an expired one (it fenced itself), hot-reloading.
   const dedicated = dedicatedJobs(spec.workload.jobs);
-  const custody = spec.restart.handoff === 'MakeBeforeBreak' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool }, dedicated) : undefined;
+  const breaksFirst = spec.restart.handoff === 'BreakBeforeMake';
+  const custody =
+    !breaksFirst || spec.restart.policy === 'None' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool, breaksFirst }, dedicated) : undefined;
   const target = custody?.target ?? result.assignment;
   // Status speaks of the shares written: a dedicated job a custodian runs beside others is not honoured either.
   const unhonoured = target === result.assignment ? result.unhonouredDedications : [...result.unhonouredDedications, ...sharedInCustody(target, dedicated, result.unhonouredDedications)];
@@ -156,7 +171,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 
   let annotations = { ...(configMap?.annotations ?? {}) };
   // Read by a StatefulSet's stopping workers only: a Deployment's hands over to its successor whatever this says.
-  if (custody?.handover && !pool) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
+  if (custody?.handover && !pool && !breaksFirst) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
   else delete annotations[HANDOVER_ANNOTATION];
   // Judged against the shares being written: what each live pod acknowledges.
   const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
@@ -191,7 +206,7 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     labels: { ...(configMap?.labels ?? {}), [SWARM_LABEL]: swarm.metadata.name, [LABEL_MANAGED_BY]: MANAGED_BY },
     annotations,
     ownerReferences: withOwner(configMap?.ownerReferences ?? [], ownerReferenceTo(swarm)),
-    data: { ...(configMap?.data ?? {}), [key]: config === previous && rendered ? rendered() : render(config) },
+    data: withFailover({ ...(configMap?.data ?? {}), [key]: config === previous && rendered ? rendered() : render(config) }, spec),
     ...(configMap?.binaryData ? { binaryData: configMap.binaryData } : {}),
   };
 
@@ -219,6 +234,12 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     unhonoured,
     ...(malformed ? { malformedPrevious: malformed } : {}),
   };
+}
+
+/** failover.yml beside the config while spec.failover is set (docs/failure-detection.md); gone once it is not. */
+function withFailover(data: Record<string, string>, spec: ValidSwarm['spec']): Record<string, string> {
+  const { [FAILOVER_KEY]: _old, ...rest } = data;
+  return spec.failover ? { ...rest, [FAILOVER_KEY]: renderFailover({ leaseSeconds: spec.failover.leaseSeconds, handoff: spec.restart.handoff }) } : rest;
 }
 
 /** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */

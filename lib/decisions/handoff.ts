@@ -15,7 +15,7 @@ import type { Handoff } from '../api/types.js';
 import type { Assignment } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
 import type { WorkerFacts } from './restarts.js';
-import { isServing, isStuck } from './workers.js';
+import { isExpired, isServing, isStuck } from './workers.js';
 
 export interface HandoffInput {
   handoff: Handoff;
@@ -60,7 +60,13 @@ export interface Custody {
  * - stuck (workers.ts isStuck): its container crash-looping (the kubelet waits
  *   10 s doubling to 5 min before the next start), unable to start (an image
  *   that cannot be pulled), or no node takes it; nothing runs its jobs
- *   meanwhile. A single crash restarted at once is not waited out this way.
+ *   meanwhile. A single crash restarted at once is not waited out this way;
+ * - expired (workers.ts isExpired): a worker that heartbeats whose running pod
+ *   turned NotReady (docs/failure-detection.md). Under break-before-make
+ *   (`breaksFirst`) only these move: such a worker fenced itself, so it
+ *   counts as stopped; with no serving peer its share goes to nobody, so
+ *   the config changes and the worker, fenced until it reads a newer one, can
+ *   come back.
  * The jobs the target gives it go to serving peers (to the one already
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
@@ -72,15 +78,17 @@ export function inCustody(
   target: Assignment,
   previous: WorkerConfig | undefined,
   facts: (worker: string) => WorkerFacts,
-  pool: { replacesUnderOwnName: boolean },
+  pool: { replacesUnderOwnName: boolean; breaksFirst?: boolean },
   /** Jobs that ask for a worker of their own: their workers take no custody while another serves. */
   dedicated: ReadonlySet<string> = new Set(),
 ): Custody {
   const workers = Object.keys(target);
   const replaced = (w: string) => pool.replacesUnderOwnName && !!facts(w).pod?.terminating;
-  const away = workers.filter((w) => (replaced(w) || isStuck(facts(w).pod)) && target[w]!.length > 0);
+  const out = (w: string) => isExpired(facts(w)) || (!pool.breaksFirst && (replaced(w) || isStuck(facts(w).pod)));
+  const away = workers.filter((w) => out(w) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
   const serving = workers.filter((w) => isServing(facts(w).pod));
+  if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
   if (serving.length === 0) return { target, handover: !away.some(replaced) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
   const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
@@ -150,16 +158,18 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
 }
 
 function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
-  // Who has each job published (and a live pod that may run it).
+  // Who has each job published (and a live pod that may run it). An expired
+  // worker fenced itself before its pod turned NotReady: it runs nothing.
   const holders = new Map<string, string[]>();
+  const fenced = (worker: string) => isExpired(facts(worker));
   for (const [worker, share] of Object.entries(previous.workloads)) {
-    if (!facts(worker).pod) continue;
+    if (!facts(worker).pod || fenced(worker)) continue;
     for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
   }
   // A departing worker whose pod cannot acknowledge (a restart-only one) runs what it read at its start,
   // whatever its share says now, until that pod is gone: nobody may gain a job while it lives.
   const departingBlind = (w: string) => !(w in target) && facts(w).pod !== undefined && facts(w).ack === undefined;
-  const behind = new Set(Object.keys(previous.workloads).filter((w) => !caughtUp(facts(w)) || departingBlind(w)));
+  const behind = new Set(Object.keys(previous.workloads).filter((w) => (!caughtUp(facts(w)) || departingBlind(w)) && !fenced(w)));
   // Jobs awaiting an owner in the config in force, whoever was to gain them: a job that waited on one
   // worker and now goes to another still waits for the same holders to stop.
   const earlier = new Set(Object.values(previous.workloads).flatMap((share) => share.awaiting ?? []));

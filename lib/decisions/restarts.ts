@@ -12,7 +12,7 @@
 import type { ValidSwarm } from '../api/types.js';
 import type { PodView, PoolShape } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
-import type { LeaseLike, WorkerConfig } from '../workerconfig/index.js';
+import { FAILOVER_PROTOCOL, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
 import { isServing, podsOfPool, podsOfPoolByName } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
@@ -30,6 +30,8 @@ export interface WorkerFacts {
   ack?: ShareAcknowledgement;
   /** Policy Restart: the pod pinned for a restart still lives, so it runs the older share whatever it acknowledges. */
   restartPending?: boolean;
+  /** This pod's own acknowledgement announces the failover protocol: it heartbeats and fences itself (workers.ts isExpired). */
+  heartbeats?: boolean;
 }
 
 export interface WorkersObservation {
@@ -55,8 +57,11 @@ export function workerFacts(obs: WorkersObservation): (worker: string) => Worker
   const judge = (worker: string): WorkerFacts => {
     const pod = pods.get(worker);
     if (!pod) return {};
-    if (!config || !declaresAcknowledgement(pod)) return { pod };
-    return { pod, ack: judgeAcknowledgement(pod, config.workloads[worker], acks) };
+    if (!declaresAcknowledgement(pod)) return { pod };
+    const own = acks.get(pod.name);
+    const heartbeats = own?.podUid === pod.uid && own.protocol === FAILOVER_PROTOCOL ? { heartbeats: true } : {};
+    if (!config) return { pod, ...heartbeats };
+    return { pod, ack: judgeAcknowledgement(pod, config.workloads[worker], acks), ...heartbeats };
   };
   return (worker) => {
     let facts = known.get(worker);

@@ -79,12 +79,16 @@ export function judgeConditions(obs: StatusObservation, judged: JudgedWorkers): 
       const notReady = names.flatMap((name) => {
         const pod = pods.get(name);
         if (isServing(pod)) return [];
+        const since = judged.expired.get(name);
+        if (since !== undefined) return [`${name} (expired: NotReady since ${since}, its jobs handed to peers)`];
         return [pod?.waiting ? `${name} (${pod.waiting.reason})` : name];
       });
+      // An expiry is its own reason, so the Event of the Ready condition's change says which worker expired.
+      const reason = judged.expired.size > 0 ? 'WorkersExpired' : 'PodsNotReady';
       let owners = '';
       if (coverage) owners = coverage.uncovered.length === 0 ? '; every job runs on an acknowledged worker' : `; ${coverage.uncovered.length} job(s) run by no acknowledged, Ready worker`;
       conditions = [
-        c('Ready', 'False', 'PodsNotReady', `${readyReplicas}/${replicas} workers ready` + (notReady.length > 0 ? ` (not ready: ${summariseWorkers(notReady)})` : '') + owners),
+        c('Ready', 'False', reason, `${readyReplicas}/${replicas} workers ready` + (notReady.length > 0 ? ` (not ready: ${summariseWorkers(notReady)})` : '') + owners),
         c('Progressing', 'True', 'WaitingForPods', `${missing} worker(s) not ready yet`),
         degraded,
       ];

@@ -6,9 +6,9 @@ import type { WorkerStatus } from '../api/types.js';
 import { toJob } from '../assignment/jobs.js';
 import { isDeployment, type PodView } from '../kube/types.js';
 import { computeCoverage, type Coverage } from './coverage.js';
-import { stepState, workerFacts } from './restarts.js';
+import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import type { StatusObservation } from './status-observation.js';
-import { isServing, podsOfPool, poolWorkerNames } from './workers.js';
+import { isExpired, isServing, podsOfPool, poolWorkerNames } from './workers.js';
 import type { RecordedStep } from './workspace.js';
 
 export interface JudgedWorkers {
@@ -27,6 +27,8 @@ export interface JudgedWorkers {
   coverage?: Coverage;
   /** status.workers. */
   rows: WorkerStatus[];
+  /** Workers that expired (workers.ts isExpired), by name: since when their pod is NotReady (RFC 3339). */
+  expired: Map<string, string>;
 }
 
 export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
@@ -45,7 +47,7 @@ export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
   // cleared a finished step, the Swarm is not Running: status never reports
   // convergence that the ConfigMap's own annotation still contradicts.
   const recorded = (obs.workspace?.steps ?? []).filter((s) => live.has(s.worker));
-  const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}) }) : () => ({});
+  const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}) }) : (): WorkerFacts => ({});
   const outstanding = new Set(recorded.filter((s) => stepState(s, facts(s.worker)) !== 'done').map((s) => s.worker));
   const coverage: Coverage | undefined =
     sts && obs.config && !obs.problem
@@ -72,5 +74,6 @@ export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
           };
         })
       : [];
-  return { replicas, readyReplicas, names, pods, recorded, outstanding, ...(coverage ? { coverage } : {}), rows };
+  const expired = new Map(names.flatMap((name) => (isExpired(facts(name)) ? [[name, facts(name).pod?.readinessChangedAt ?? ''] as const] : [])));
+  return { replicas, readyReplicas, names, pods, recorded, outstanding, ...(coverage ? { coverage } : {}), rows, expired };
 }

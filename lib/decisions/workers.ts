@@ -60,3 +60,18 @@ const STUCK_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImage
  * start, or no node takes it (lib/decisions/handoff.ts inCustody gives its jobs to serving peers meanwhile).
  */
 export const isStuck = (pod: PodView | undefined): boolean => !!pod && !pod.terminating && (STUCK_REASONS.has(pod.waiting?.reason ?? '') || pod.unschedulable !== undefined);
+
+/**
+ * Expired (docs/failure-detection.md): a worker that heartbeats (its own
+ * Lease announces protocol 2) whose running container lost readiness — it
+ * fenced itself (no fresh heartbeat: a partition, a hung job) or stopped
+ * answering its probe (frozen). Not a container that has not been Ready yet
+ * since it (re)started: its readiness changed before it started, and it runs
+ * its share as it reads it. Its jobs go to serving peers (handoff.ts inCustody)
+ * until it is Ready again; under BreakBeforeMake it counts as stopped.
+ */
+export function isExpired(facts: { pod?: PodView | undefined; heartbeats?: boolean | undefined }): boolean {
+  const pod = facts.pod;
+  if (!facts.heartbeats || !pod || pod.ready || pod.terminating || pod.waiting || !pod.startedAt || !pod.readinessChangedAt) return false;
+  return pod.readinessChangedAt > pod.startedAt;
+}

@@ -36,6 +36,8 @@ export interface Acknowledgement {
   version: number;
   digest: string;
   loadedAt: string;
+  /** The protocol its writer implements (PROTOCOL_ANNOTATION; absent: "1"). */
+  protocol: string;
 }
 
 /** The parts of a Lease the protocol reads (lib/kube's LeaseView has them). */
@@ -50,5 +52,5 @@ export function parseAcknowledgement(lease: LeaseLike): Acknowledgement | undefi
   const version = Number(a[VERSION_ANNOTATION]);
   const digest = a[DIGEST_ANNOTATION];
   if (!lease.holderIdentity || !Number.isSafeInteger(version) || version < 0 || !digest) return undefined;
-  return { worker: lease.name, podUid: lease.holderIdentity, version, digest, loadedAt: a[LOADED_AT_ANNOTATION] ?? '' };
+  return { worker: lease.name, podUid: lease.holderIdentity, version, digest, loadedAt: a[LOADED_AT_ANNOTATION] ?? '', protocol: a[PROTOCOL_ANNOTATION] ?? WORKER_PROTOCOL };
 }

@@ -5,3 +5,4 @@ export { assignmentOf, nextConfig, type HandoffMarks } from './versions.js';
 export { jobsDigest } from './digest.js';
 export * from './acknowledgement.js';
 export { HANDOVER_ANNOTATION, HANDOVER_VALUE } from './handover.js';
+export * from './failover.js';

@@ -28,6 +28,7 @@ import { lowerBound } from '../../lib/assignment/index.js';
 import { diff } from '../../lib/plan/index.js';
 import { assignmentOf, jobsDigest, parse, parseAcknowledgement } from '../../lib/workerconfig/index.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
+import { heartbeatLease } from '../../sdk/typescript/src/heartbeat.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { kubectl, SYSTEM_NAMESPACE } from '../harness/swarm-install.js';
@@ -346,6 +347,18 @@ describe('the seed sample, end to end', () => {
     await expect(
       asWorker.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'forged', labels: { 'k8slab.info/swarm': 'swarm-worker' } }, spec: { holderIdentity: uid } } }),
     ).rejects.toMatchObject({ code: 403 });
+    // Its heartbeat (failover): `<pod>.heartbeat`, held by its uid; another pod's is denied.
+    const heartbeat = (name: string) => ({
+      metadata: { name, labels: { 'k8slab.info/heartbeat': 'swarm-worker' } },
+      spec: { holderIdentity: uid, leaseDurationSeconds: 15 },
+    });
+    await expect(asWorker.createNamespacedLease({ namespace: NS, body: heartbeat('swarm-worker-0.heartbeat') })).resolves.toBeTruthy();
+    await expect(asWorker.createNamespacedLease({ namespace: NS, body: heartbeat('swarm-worker-1.heartbeat') })).rejects.toMatchObject({ code: 403 });
+    // The SDK's heartbeat as it renews it: the API server reads its renewTime (MicroTime: six fractional digits).
+    const renewed = heartbeatLease({ pod: 'swarm-worker-9', podUid: 'uid-9', namespace: NS, pool: 'swarm-worker' }, 15, new Date());
+    await kubectl(kubeconfig, ['-n', NS, 'create', '-f', '-'], JSON.stringify(renewed));
+    const stored = await asWorker.readNamespacedLease({ namespace: NS, name: 'swarm-worker-9.heartbeat' });
+    expect(stored.spec?.leaseDurationSeconds).toBe(15);
   });
 
   it('deleting the Swarm stops managing it, and its ConfigMap is garbage-collected', async () => {

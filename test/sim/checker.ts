@@ -108,6 +108,17 @@ export class Checker {
     this.acked.set(proc, new Set(jobs));
   }
 
+  /** A frozen process's jobs run nothing until it resumes (failover): excused like a failure meanwhile. */
+  suspended(proc: string): void {
+    this.failed(proc, 'frozen');
+    for (const set of this.owners.values()) set.delete(proc);
+  }
+
+  /** It resumed (and, by its own clock, did not fence): these jobs run again. */
+  resumed(proc: string, jobs: readonly string[]): void {
+    for (const job of jobs) this.started(proc, '', job);
+  }
+
   failed(proc: string, _how: string): void {
     const until = this.now() + this.windows.failoverMs;
     for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));

@@ -14,6 +14,7 @@ import { jobsDigest } from '../../lib/workerconfig/index.js';
 import { departureOf, waitsOn, type Departure } from '../../sdk/typescript/src/drain.js';
 import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../sdk/typescript/src/state.js';
 import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate, templateLabels } from './model.js';
+import type { FailoverModel, FailoverProc } from './failover.js';
 import type { Rng } from './rng.js';
 import type { Store, WatchEvent } from './store.js';
 import type { Timeline } from './timeline.js';
@@ -50,6 +51,8 @@ interface Proc {
   template: WorkerTemplate;
   /** The last acknowledgement asked for (version and jobs). */
   acked: string;
+  /** As the failover model sees it (failover.ts). */
+  view?: FailoverProc & { proc: Proc };
 }
 
 interface Kubelet {
@@ -78,6 +81,8 @@ export class Cluster {
   stuckReason: 'ImagePullBackOff' | 'Unschedulable' = 'ImagePullBackOff';
   /** Extra reload/ack delay for slow workers, until then. */
   slowUntil = -1;
+  /** With spec.failover and acknowledging workers: heartbeats, fencing, the readiness probe (failover.ts). */
+  failover?: FailoverModel;
 
   constructor(
     private readonly store: Store,
@@ -181,6 +186,12 @@ export class Cluster {
     };
     k.proc = proc;
     this.updatePod(uid, (p) => ({ ...p, phase: 'Running', startedAt: this.timeline.now, waiting: undefined as never }));
+    if (this.failover && proc.template.acknowledges) {
+      // Its readiness is the failover model's probe from now on.
+      this.failover.started(this.viewOf(proc));
+      this.load(proc, k.volume);
+      return;
+    }
     this.load(proc, k.volume);
     // The readiness probe (every 2 s) passes once the worker listens.
     this.timeline.after(this.rng.seconds(0.2, 2.0), () => {
@@ -216,9 +227,70 @@ export class Cluster {
 
   /** A worker reads config.yml (at start, or on a reload): the reference worker's transition. */
   private load(proc: Proc, text: string | undefined): void {
+    if (proc.view && this.failover?.intercept(proc.view, text)) return;
     const step = nextState(proc.state, text, proc.pod, parse, new Date(EPOCH + this.timeline.now));
     this.apply(proc, step.state);
     this.acknowledge(proc);
+    if (proc.view) this.failover?.recheck(proc.view);
+  }
+
+  /** The process as the failover model sees it, and what it may do to it. */
+  private viewOf(proc: Proc): FailoverProc & { proc: Proc } {
+    proc.view ??= {
+      id: proc.id,
+      podUid: proc.podUid,
+      get alive() {
+        return proc.alive;
+      },
+      get running() {
+        return proc.running;
+      },
+      get configVersion() {
+        return proc.state.configVersion;
+      },
+      get loaded() {
+        return proc.state.loadedAt !== undefined;
+      },
+      get stopping() {
+        return proc.state.stopping;
+      },
+      proc,
+    };
+    return proc.view;
+  }
+
+  /** The failover model's hands on the cluster (failover.ts FailoverHost). */
+  failoverHost() {
+    const procOf = (v: FailoverProc) => (v as FailoverProc & { proc: Proc }).proc;
+    return {
+      stopAll: (v: FailoverProc) => {
+        const proc = procOf(v);
+        this.apply(proc, { ...proc.state, share: { jobs: [], version: proc.state.share.version } });
+        this.acknowledge(proc);
+      },
+      load: (v: FailoverProc, text: string | undefined) => this.load(procOf(v), text),
+      reacknowledge: (v: FailoverProc) => {
+        procOf(v).acked = '';
+        this.acknowledge(procOf(v));
+      },
+      setReady: (v: FailoverProc, ready: boolean) => {
+        const pod = this.podOf(v.podUid);
+        if (!pod || pod.ready === ready) return;
+        this.updatePod(v.podUid, (p) => ({ ...p, ready, readinessChangedAt: this.timeline.now }));
+        this.truth.pod(pod.name, ready ? 'ready' : 'unready');
+      },
+      restart: (v: FailoverProc, how: string) => this.crash(v.podUid, how),
+    };
+  }
+
+  /** A failover fault on one live worker process that heartbeats. */
+  failoverFault(kind: 'freeze' | 'partition' | 'hang', pick: number, forMs: number): void {
+    const procs = this.livePodUids().flatMap((uid) => (this.kubelets.get(uid)?.proc?.view ? [this.kubelets.get(uid)!.proc!.view!] : []));
+    if (!this.failover || procs.length === 0) return;
+    const v = procs[pick % procs.length]!;
+    if (kind === 'freeze') this.failover.freeze(v, forMs);
+    else if (kind === 'partition') this.failover.partition(v, forMs);
+    else this.failover.hang(v, forMs);
   }
 
   private apply(proc: Proc, state: WorkerState): void {
@@ -245,6 +317,11 @@ export class Cluster {
     proc.acked = said;
     this.timeline.after(this.slowDelay(10, 120), () => {
       if (!proc.alive || proc.acked !== said) return;
+      // Out of reach (partitioned, frozen): given up; written again once it is back (failover.ts).
+      if (proc.view && this.failover && !this.failover.reachable(proc.view)) {
+        proc.acked = '';
+        return;
+      }
       const lease: LeaseObj = {
         name: proc.pod,
         namespace: this.ns,
@@ -254,6 +331,7 @@ export class Cluster {
           'k8slab.info/config-version': String(version),
           'k8slab.info/jobs-digest': jobsDigest(jobs),
           'k8slab.info/loaded-at': stamp(this.timeline.now),
+          ...(proc.view && this.failover ? { 'k8slab.info/worker-protocol': this.failover.protocol } : {}),
         },
       };
       this.store.put('Lease', podKey(this.ns, proc.pod), lease);

@@ -20,6 +20,8 @@ export interface Options {
   dedicated: number;
   replicas: number;
   maxUnavailable: number;
+  /** spec.failover (docs/failure-detection.md): acknowledging workers heartbeat and fence (older schedules: off). */
+  failover?: boolean;
 }
 
 export type Action =
@@ -40,7 +42,9 @@ export type Action =
   | { at: number; kind: 'stuck-pods'; forMs: number; reason: 'ImagePullBackOff' | 'Unschedulable' }
   | { at: number; kind: 'slow-workers'; forMs: number }
   /** A function instance stalls (a GC pause, CPU throttled, a slow connection): some of its requests take 1-8 s. */
-  | { at: number; kind: 'stall-requests'; forMs: number; p: number };
+  | { at: number; kind: 'stall-requests'; forMs: number; p: number }
+  /** Failover's faults on one worker process: SIGSTOP, its API traffic dropped, a hung job (test/sim/failover.ts). */
+  | { at: number; kind: 'freeze' | 'partition' | 'hang'; pick: number; forMs: number };
 
 export interface Schedule {
   seed: number;
@@ -116,6 +120,15 @@ export function generate(seed: number): Schedule {
   // Drawn from a stream of their own, so the actions above stay what they were before this fault existed.
   const stalls = new Rng(seed).fork('stalls');
   for (let i = stalls.int(1, 3); i > 0; i--) actions.push({ at: stalls.int(60_000, activeMs), kind: 'stall-requests', forMs: stalls.seconds(5, 40), p: stalls.pick([0.2, 0.5]) });
+  // Failover and its faults from a fork of their own too.
+  const fo = new Rng(seed).fork('failover');
+  if (fo.chance(0.5)) {
+    options.failover = true;
+    for (let i = fo.int(3, 8); i > 0; i--) {
+      const kind = fo.pick(['freeze', 'partition', 'hang'] as const);
+      actions.push({ at: fo.int(60_000, activeMs), kind, pick: fo.int(0, 99), forMs: fo.chance(0.5) ? fo.seconds(2, 20) : fo.seconds(20, 90) });
+    }
+  }
   actions.sort((a, b) => a.at - b.at);
   return { seed, options, actions, activeMs };
 }

@@ -17,11 +17,15 @@ import type { SwarmFunction } from '../../functions/function.js';
 import { SimKube, type Interference } from './api.js';
 import { Checker, type ShareView, type Violation } from './checker.js';
 import { Cluster } from './cluster.js';
+import { FailoverModel } from './failover.js';
 import { EPOCH, kubeObject, podKey, type ConfigMapObj, type DeploymentObj, type PodObj, type StatefulSetObj, type WorkerTemplate } from './model.js';
 import { Rng } from './rng.js';
 import type { Action, Schedule } from './schedule.js';
 import { Store, type WatchEvent } from './store.js';
 import { Timeline } from './timeline.js';
+
+/** spec.failover.leaseSeconds in schedules with failover: the default. */
+const FAILOVER_LEASE_SECONDS = 15;
 
 /** Stated bounds (docs: test/sim/README.md). */
 export const BOUNDS = {
@@ -134,6 +138,22 @@ class World {
     };
     this.cluster = new Cluster(this.store, this.timeline, root.fork('cluster'), truth, NS, { kind: o.pool, name: POOL, configMap: CONFIG, configKey: 'config.yml' });
     this.template = { reload: o.policy === 'None' ? 'hot' : 'restart', acknowledges: o.acknowledges, graceSeconds: 60, revision: 1 };
+    if (o.failover) {
+      // The Swarm's handoff as its workers read it from failover.yml (a change reaches them like the config does: ignored here).
+      const settings = () => ({ leaseSeconds: FAILOVER_LEASE_SECONDS, handoff: this.checker.handoff });
+      const failoverTruth = {
+        failed: truth.failed,
+        suspended: (p: string) => {
+          this.checker.suspended(p);
+          this.log(`worker ${p} frozen`);
+        },
+        resumed: (p: string, jobs: readonly string[]) => {
+          this.checker.resumed(p, jobs);
+          this.log(`worker ${p} resumed running ${jobs.length} job(s)`);
+        },
+      };
+      this.cluster.failover = new FailoverModel(settings, this.timeline, root.fork('failover-model'), failoverTruth, this.cluster.failoverHost());
+    }
     this.store.watch((e) => this.source(e));
   }
 
@@ -247,6 +267,7 @@ class World {
         ...(o.scaler === 'swarm' ? { replicas: o.replicas } : {}),
         workload: { jobs },
         restart: { policy: o.policy, handoff: o.handoff, maxUnavailable: o.maxUnavailable },
+        ...(o.failover ? { failover: { leaseSeconds: FAILOVER_LEASE_SECONDS } } : {}),
       },
     };
     this.checker.setJobs(names, dedicatedNames(jobs));
@@ -343,6 +364,11 @@ class World {
         return;
       case 'slow-workers':
         this.cluster.slowUntil = now + a.forMs;
+        return;
+      case 'freeze':
+      case 'partition':
+      case 'hang':
+        this.cluster.failoverFault(a.kind, a.pick, a.forMs);
         return;
     }
   }

@@ -10,6 +10,13 @@ export interface JobContext {
   readonly shareVersion: number;
   /** The top-level config version being applied. */
   readonly configVersion: number | undefined;
+  /**
+   * With failover: true while this worker's ownership of its jobs is certain
+   * by its own clock (heartbeat fresh, not fenced). A job that acts on the
+   * world checks it before each act: a process resumed after a pause learns
+   * here, before its timers do, that its jobs may have moved (W29).
+   */
+  readonly mayAct: () => boolean;
 }
 
 export interface Callbacks {

@@ -21,6 +21,8 @@ export interface Acknowledged {
   version: number;
   /** The jobs it runs (started, and whose start returned). */
   jobs: readonly string[];
+  /** The protocol it implements (default 1; 2 while it heartbeats: heartbeat.ts). */
+  protocol?: string;
 }
 
 /** The parts of a coordination.k8s.io/v1 Lease the protocol touches. */
@@ -34,7 +36,7 @@ export interface Lease {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
-  spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+  spec?: { holderIdentity?: string; renewTime?: string; acquireTime?: string; leaseDurationSeconds?: number };
 }
 
 /** The three calls the acknowledger needs; leaseApi gives them over a KubeClient, tests give a fake. */
@@ -83,7 +85,7 @@ export function leaseFor(options: { pod: string; podUid: string; namespace: stri
         [VERSION_ANNOTATION]: String(ack.version),
         [DIGEST_ANNOTATION]: jobsDigest(ack.jobs),
         [LOADED_AT_ANNOTATION]: loadedAt,
-        [PROTOCOL_ANNOTATION]: WORKER_PROTOCOL,
+        [PROTOCOL_ANNOTATION]: ack.protocol ?? WORKER_PROTOCOL,
       },
     },
     spec: { ...(current?.spec ?? {}), holderIdentity: options.podUid },
@@ -97,7 +99,7 @@ export function alreadySays(lease: Lease | undefined, podUid: string, ack: Ackno
     lease?.spec?.holderIdentity === podUid &&
     a[VERSION_ANNOTATION] === String(ack.version) &&
     a[DIGEST_ANNOTATION] === jobsDigest(ack.jobs) &&
-    a[PROTOCOL_ANNOTATION] === WORKER_PROTOCOL
+    a[PROTOCOL_ANNOTATION] === (ack.protocol ?? WORKER_PROTOCOL)
   );
 }
 

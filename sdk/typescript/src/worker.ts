@@ -2,10 +2,14 @@
 // the application says how to start and stop one job; this follows the
 // mounted config.yml (or reads it once, restart policy Restart), calls stop
 // before start on each change, acknowledges what runs in the pod's Lease,
-// drains or hands over on SIGTERM, and judges its own health.
+// drains or hands over on SIGTERM, and judges its own health. With failover
+// (protocol 2: failover.yml beside config.yml) it also renews a heartbeat and
+// fences itself when it cannot (heartbeat.ts, fence.ts).
 import { basename } from 'node:path';
 import { parse } from '../../../lib/workerconfig/index.js';
 import { configMapReader, departureOf, statefulSetReader, waitUntilReleased } from './drain.js';
+import { createFailover } from './failover.js';
+import type { Readiness } from './fence.js';
 import { JobRunner, type Callbacks, type JobContext } from './jobs.js';
 import { inCluster, inClusterClient, mountedNamespace, type InClusterOptions, type KubeClient } from './kube.js';
 import { createAcknowledger, leaseApi, poolOf, type LeaseApi } from './lease.js';
@@ -45,6 +49,8 @@ export interface WorkerOptions extends Callbacks {
   retryBaseMs?: number;
   log?: Logger;
   env?: NodeJS.ProcessEnv;
+  /** A monotonic clock in ms (default performance.now): the renew deadline is kept by it; tests jump it. */
+  now?: () => number;
 }
 
 export interface WorkerStatus {
@@ -65,6 +71,8 @@ export interface Worker {
   /** What SIGTERM (drain, then stop) or SIGINT (stop at once) does. */
   terminate(signal: 'SIGTERM' | 'SIGINT'): void;
   healthy(): Promise<boolean>;
+  /** For the readiness probe: with failover, false while fenced or (MakeBeforeBreak) stale or unhealthy. */
+  ready(): Promise<Readiness>;
   status(): WorkerStatus;
 }
 
@@ -103,10 +111,12 @@ export function createWorker(options: WorkerOptions): Worker {
   if (!acknowledge) log.info({}, 'not in a cluster with POD_UID and a ServiceAccount token: not acknowledging');
   if (acknowledge && !poolOf(pod, options.pool ?? env.SWARM_POOL)) throw new Error(`cannot tell the pool of pod ${pod}; set SWARM_POOL`);
 
+  const now = options.now ?? (() => performance.now());
   const runner = new JobRunner(
     options,
     { startMs: options.startDeadlineMs ?? 30_000, stopMs },
     (kind, job, err) => log.warn({ err, job }, kind === 'health' ? 'the health check failed' : `${kind} failed`),
+    now,
   );
   let state: WorkerState = INITIAL_STATE;
   const failed = new Map<string, number>(); // job → attempts so far
@@ -118,14 +128,47 @@ export function createWorker(options: WorkerOptions): Worker {
   let pending: { text: string | undefined } | undefined;
   const serial = (work: () => Promise<void>): Promise<void> => (chain = chain.then(work, work));
 
+  // Failover (protocol 2): the heartbeat, and the fence it closes when it goes stale (failover.ts).
+  const failover = createFailover({
+    pod,
+    ...(podUid ? { podUid } : {}),
+    ...(namespace ? { namespace } : {}),
+    pool: poolOf(pod, options.pool ?? env.SWARM_POOL) ?? pod,
+    ...(leases ? { leases } : {}),
+    configPath,
+    log,
+    now,
+    healthy: () => runner.healthy(),
+    configVersion: () => state.configVersion,
+    running: () => runner.running.size,
+    redeliver: (text) => deliver(text),
+    reacknowledge: () => {
+      acknowledged = '';
+      acknowledgeState();
+    },
+    // Under BreakBeforeMake, stale: every job stopped, and the share held as none until the fence lifts.
+    stopAll: () =>
+      serial(async () => {
+        for (const timer of retries) clearTimeout(timer);
+        retries.clear();
+        failed.clear();
+        const ctx = contextOf(state.share.version, state.configVersion);
+        await Promise.all([...runner.running].map((job) => runner.stop(job, ctx)));
+        state = { ...state, share: { jobs: [], version: state.share.version } };
+        acknowledgeState();
+      }),
+  });
+  const contextOf = (shareVersion: number, configVersion: number | undefined): JobContext => ({ shareVersion, configVersion, mayAct: failover.mayAct });
+
   function acknowledgeState(): void {
     if (!acknowledge || state.configVersion === undefined || stopping) return;
     const jobs = state.share.jobs.filter((job) => runner.running.has(job));
-    const said = `${state.configVersion}:${jobs.join(',')}`;
+    const protocol = failover.protocol();
+    const said = `${state.configVersion}:${protocol}:${jobs.join(',')}`;
     if (said === acknowledged) return;
     acknowledged = said;
     const version = state.configVersion;
-    acknowledge({ version, jobs }).then(
+    acknowledge({ version, jobs, ...(protocol ? { protocol } : {}) }).then(
       () => log.info({ version, jobs: jobs.length }, 'acknowledged'),
       (err: unknown) => {
         if (acknowledged === said) acknowledged = '';
@@ -144,8 +187,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const timer = setTimeout(() => {
       retries.delete(timer);
       void serial(async () => {
-        if (stopping || !failed.has(job) || !state.share.jobs.includes(job)) return;
-        await startJob(job, { shareVersion: state.share.version, configVersion: state.configVersion });
+        if (stopping || !failover.mayStart() || !failed.has(job) || !state.share.jobs.includes(job)) return;
+        await startJob(job, contextOf(state.share.version, state.configVersion));
         acknowledgeState();
       });
     }, Math.min(30_000, retryBaseMs * 2 ** (attempts - 1)));
@@ -153,6 +196,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function apply(text: string | undefined): Promise<void> {
+    if (failover.hold(text)) return;
     const step = nextState(state, text, pod!, parse, new Date());
     if (step.kind === 'rejected') {
       log.warn({ error: step.error, version: state.share.version }, 'config rejected, keeping the current share');
@@ -160,12 +204,12 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     if (step.kind === 'changed') {
       const { lost, gained } = step.change;
-      const stopContext = { shareVersion: state.share.version, configVersion: step.state.configVersion };
+      const stopContext = contextOf(state.share.version, step.state.configVersion);
       await Promise.all(lost.map((job) => (failed.delete(job) ? undefined : runner.stop(job, stopContext))));
       if (stopping) return;
       state = step.state;
       log.info({ version: state.share.version, configVersion: state.configVersion, gained, lost, jobs: state.share.jobs.length }, text === undefined ? 'no config: owning nothing' : 'share changed');
-      const startContext = { shareVersion: state.share.version, configVersion: state.configVersion };
+      const startContext = contextOf(state.share.version, state.configVersion);
       await Promise.all(gained.map((job) => startJob(job, startContext)));
       if (stopping) return;
     } else {
@@ -213,8 +257,9 @@ export function createWorker(options: WorkerOptions): Worker {
     stopping = true;
     watcher?.close();
     for (const timer of retries) clearTimeout(timer);
-    const context = { shareVersion: state.share.version, configVersion: state.configVersion };
-    const stopRunning = () => Promise.all([...runner.running].map((job) => runner.stop(job, context)));
+    failover.close();
+    const ctx = contextOf(state.share.version, state.configVersion);
+    const stopRunning = () => Promise.all([...runner.running].map((job) => runner.stop(job, ctx)));
     const work = (async () => {
       await stopRunning();
       await chain; // a start in flight when we began: stop it once it returned
@@ -257,10 +302,12 @@ export function createWorker(options: WorkerOptions): Worker {
         },
         { onError: (error) => log.warn({ err: error }, 'reading the config failed') },
       );
+      failover.start();
       return done;
     },
     terminate,
     healthy: () => runner.healthy(),
+    ready: (): Promise<Readiness> => failover.ready({ loaded: state.loadedAt !== undefined, stopping: state.stopping }),
     status: () => ({
       pod: pod!,
       uid: podUid,

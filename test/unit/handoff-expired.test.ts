@@ -1,0 +1,130 @@
+// Failover on Swarm's side (docs/failure-detection.md): a worker that
+// heartbeats (its Lease announces protocol 2) and whose running pod turned
+// NotReady has expired; its jobs go to serving peers, staged like any hand-off
+// (under BreakBeforeMake it counts as stopped: it fenced itself), status says
+// who expired and since when, and spec.failover reaches the workers in
+// failover.yml. Pure decisions over plain data.
+import { describe, expect, it } from 'vitest';
+import { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { inCustody } from '../../lib/decisions/handoff.js';
+import type { WorkerFacts } from '../../lib/decisions/restarts.js';
+import { computeStatus } from '../../lib/decisions/status.js';
+import { isExpired } from '../../lib/decisions/workers.js';
+import type { LeaseView, PodView } from '../../lib/kube/types.js';
+import { FAILOVER_KEY, PROTOCOL_ANNOTATION, parse, parseFailover, render } from '../../lib/workerconfig/index.js';
+import { swarmOf } from '../support/fixtures.js';
+import { acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
+
+const STARTED = '2026-11-27T10:00:00Z';
+const pod = (ordinal: number, over: Partial<PodView> = {}): PodView =>
+  workerPod(ordinal, { labels: acknowledgingLabels, startedAt: STARTED, readinessChangedAt: '2026-11-27T10:00:01Z', ...over });
+/** Its running container lost readiness: fenced, or frozen. */
+const unready = (ordinal: number, since = '2026-11-27T10:05:00Z') => pod(ordinal, { ready: false, readinessChangedAt: since });
+
+describe('an expired worker', () => {
+  it('heartbeats and lost readiness after its container started; a container not Ready since it (re)started has not expired', () => {
+    expect(isExpired({ pod: unready(1), heartbeats: true })).toBe(true);
+    expect(isExpired({ pod: unready(1), heartbeats: false })).toBe(false); // protocol 1: never expired (worker-protocol §8)
+    expect(isExpired({ pod: unready(1, STARTED), heartbeats: true })).toBe(false);
+    expect(isExpired({ pod: { ...unready(1), terminating: true }, heartbeats: true })).toBe(false);
+    expect(isExpired({ pod: { ...unready(1), waiting: { reason: 'CrashLoopBackOff' } }, heartbeats: true })).toBe(false);
+    expect(isExpired({ pod: pod(1), heartbeats: true })).toBe(false);
+  });
+
+  const target = { 'swarm-worker-0': ['a', 'b'], 'swarm-worker-1': ['c', 'd'], 'swarm-worker-2': ['e', 'f'] };
+  const previous = parse(render({ version: 3, workloads: Object.fromEntries(Object.entries(target).map(([w, jobs]) => [w, { jobs, version: 3 }])) }));
+  const facts = (expired: string[]) => (w: string): WorkerFacts =>
+    expired.includes(w) ? { pod: unready(Number(w.slice(-1))), ack: 'runs', heartbeats: true } : { pod: pod(Number(w.slice(-1))), ack: 'runs', heartbeats: true };
+
+  it('has its jobs held by serving peers under either handoff', () => {
+    for (const breaksFirst of [false, true]) {
+      const custody = inCustody(target, previous, facts(['swarm-worker-2']), { replacesUnderOwnName: true, breaksFirst });
+      expect(custody.target['swarm-worker-2']).toEqual([]);
+      expect(Object.values(custody.target).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    }
+  });
+
+  it('breaking first with no serving peer: its share goes to nobody, so the config changes and it can come back', () => {
+    const all = facts(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
+    expect(Object.values(inCustody(target, previous, all, { replacesUnderOwnName: true, breaksFirst: true }).target).flat()).toEqual([]);
+    expect(inCustody(target, previous, all, { replacesUnderOwnName: true }).target).toEqual(target);
+  });
+
+  it('breaking first, a stuck worker (crash loop) is not taken into custody: only an expired one fenced itself', () => {
+    const crash = (w: string): WorkerFacts => (w === 'swarm-worker-2' ? { pod: { ...pod(2), ready: false, waiting: { reason: 'CrashLoopBackOff' } } } : facts([])(w));
+    expect(inCustody(target, previous, crash, { replacesUnderOwnName: true, breaksFirst: true }).target).toEqual(target);
+  });
+});
+
+describe('the assign decision with failover', () => {
+  const jobs = Array.from({ length: 6 }, (_, i) => `job-${i}`);
+  const withProtocol2 = (l: LeaseView) => ({ ...l, annotations: { ...l.annotations, [PROTOCOL_ANNOTATION]: '2' } });
+
+  for (const handoff of ['BreakBeforeMake', 'MakeBeforeBreak'] as const) {
+    it(`${handoff}: publishes failover.yml, and hands an expired worker's jobs to its peer`, () => {
+      const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff }, failover: {} }));
+      expect(swarm.spec.failover).toEqual({ leaseSeconds: 15 });
+      const pods = [pod(0), pod(1)];
+      const cm = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+      expect(parseFailover(cm.data[FAILOVER_KEY]!)).toEqual({ leaseSeconds: 15, handoff });
+      const v1 = configOf(cm);
+      const leases = pods.map((p) => withProtocol2(runs(p, v1)));
+      const lost = v1.workloads['swarm-worker-1']!.jobs;
+      const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods: [pods[0]!, unready(1)], leases }));
+      const v2 = configOf(d.configMap);
+      expect(v2.version).toBeGreaterThan(v1.version);
+      if (handoff === 'BreakBeforeMake') {
+        // It fenced itself: the peer gains the jobs at once, nothing awaits its acknowledgement.
+        expect(v2.workloads['swarm-worker-1']!.jobs).toEqual([]);
+        expect(v2.workloads['swarm-worker-0']!.jobs).toEqual(expect.arrayContaining([...lost]));
+        expect(v2.workloads['swarm-worker-0']!.awaiting).toBeUndefined();
+      } else {
+        // The peer starts them first; the expired one keeps running them (releasing) until the peer acknowledges.
+        expect(v2.workloads['swarm-worker-0']!.jobs).toEqual(expect.arrayContaining([...lost]));
+        expect(v2.workloads['swarm-worker-1']!.releasing).toEqual([...lost]);
+      }
+    });
+  }
+
+  it('a protocol-1 worker whose pod turns NotReady keeps its share (it never fences)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'BreakBeforeMake' }, failover: {} }));
+    const pods = [pod(0), pod(1)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+    const v1 = configOf(cm);
+    const d = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods: [pods[0]!, unready(1)], leases: pods.map((p) => runs(p, v1)) }));
+    expect(d.write).toBe('none');
+  });
+
+  it('drops failover.yml once spec.failover is unset, and refuses configKey failover.yml with failover', () => {
+    const on = validSwarm(swarmOf({ jobs, failover: { leaseSeconds: 6 } }));
+    const cm = written(decideConfigMap({ swarm: on, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    expect(cm.data[FAILOVER_KEY]).toBe('leaseSeconds: 6\nhandoff: MakeBeforeBreak\n');
+    const off = validSwarm(swarmOf({ jobs }));
+    const d = converge(decideConfigMap({ swarm: off, statefulSet: sts(2), configMap: cm, pods: [] }));
+    expect(d.patch?.data).toEqual({ [FAILOVER_KEY]: null });
+    expect(() => validSwarm(swarmOf({ jobs, configKey: 'failover.yml', failover: {} }))).toThrow(/failover.yml/);
+  });
+
+  it('status says which worker expired and since when, under its own reason (one Event per transition)', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'BreakBeforeMake' }, failover: {} }));
+    const pods = [pod(0), pod(1)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+    const v1 = configOf(cm);
+    const leases = pods.map((p) => withProtocol2(runs(p, v1)));
+    const moved = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods: [pods[0]!, unready(1)], leases }));
+    const v2 = configOf(moved);
+    const now = [withProtocol2(runs(pods[0]!, v2)), leases[1]!];
+    const status = computeStatus({
+      swarm,
+      statefulSet: { ...sts(2), readyReplicas: 1 },
+      pods: [pods[0]!, unready(1)],
+      config: v2,
+      leases: now,
+      now: '2026-11-27T10:05:30Z',
+    });
+    const ready = status.conditions!.find((c) => c.type === 'Ready')!;
+    expect(ready.reason).toBe('WorkersExpired');
+    expect(ready.message).toContain('swarm-worker-1 (expired: NotReady since 2026-11-27T10:05:00Z');
+    expect(ready.message).toContain('every job runs on an acknowledged worker');
+  });
+});
