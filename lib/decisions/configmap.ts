@@ -36,7 +36,7 @@ import { inCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
-import { podsOfPool, poolWorkerNames } from './workers.js';
+import { podsOfPool, podsOfPoolByName, poolWorkerNames } from './workers.js';
 import { LABEL_MANAGED_BY, MANAGED_BY, readRestarts, withLastChange, withRestarts } from './workspace.js';
 
 export interface AssignObservation {
@@ -161,7 +161,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // The config in force lost (deleted or garbled by hand) under break-before-make: what each pod runs is
   // unknown, so nobody gains a job until every live pod acknowledges a share of none (recoverBreakingFirst).
   const staged =
-    lost && spec.restart.handoff === 'BreakBeforeMake' ? recoverBreakingFirst(target) : stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held });
+    lost && spec.restart.handoff === 'BreakBeforeMake'
+      ? recoverBreakingFirst(target, [...podsOfPoolByName(statefulSet, obs.pods).keys()])
+      : stageHandoff({ handoff: spec.restart.handoff, previous, target, facts: held });
   const config = nextConfig(previous, staged.jobs, { marks: staged.marks, floor });
   const changed = config !== previous;
   // What moved, only when something did (a no-op reconcile skips the diff).
@@ -261,14 +263,19 @@ const sameJobs = (a: readonly string[] | undefined, b: readonly string[] | undef
  * Break-before-make when the config in force is lost: every job awaits its
  * owner, published to nobody; the staging then adds each job once every live
  * pod acknowledges its empty share (handoff.ts breakBeforeMake, `awaiting`).
+ * A live pod outside the target (a departing one: a StatefulSet shrunk, whose
+ * config kept it until its pod was gone) is listed too, with none: the staging
+ * counts only the workers the config in force lists, and that pod may still
+ * run any job.
  */
-function recoverBreakingFirst(target: Assignment): { jobs: Assignment; marks: HandoffMarks } {
+function recoverBreakingFirst(target: Assignment, livePods: readonly string[]): { jobs: Assignment; marks: HandoffMarks } {
   const jobs: Record<string, string[]> = {};
   const marks: Record<string, { awaiting: string[] }> = {};
   for (const [worker, owns] of Object.entries(target)) {
     jobs[worker] = [];
     if (owns.length > 0) marks[worker] = { awaiting: [...owns] };
   }
+  for (const worker of livePods) jobs[worker] ??= [];
   return { jobs, marks };
 }
 

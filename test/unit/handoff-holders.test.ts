@@ -51,6 +51,24 @@ describe('a lost config under break-before-make', () => {
     for (const share of Object.values(recreated.workloads)) expect(share.jobs).toEqual([]);
     expect(Object.values(recreated.workloads).flatMap((s) => s.awaiting ?? []).sort()).toEqual([...jobs].sort());
   });
+
+  it('counts a departing pod as a holder until it acknowledges none or is gone (configmap-garbled-departing-pod-bbm)', () => {
+    // spec.replicas 4 → 2: the StatefulSet shrank first; swarm-worker-2 and -3 still run their shares as the config is lost.
+    const swarm = { ...validSwarm(swarmOf({ jobs, replicas: 2, restart: { policy: 'None', handoff: 'BreakBeforeMake' } })), status: { version: 7 } };
+    const pods = [pod(0), pod(1), pod(2), pod(3)];
+    const lost = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods, leases: [] }));
+    const recreated = configOf(lost);
+    expect(recreated.workloads['swarm-worker-2']?.jobs).toEqual([]);
+    expect(recreated.workloads['swarm-worker-3']?.jobs).toEqual([]);
+    // Every pod but swarm-worker-2 acknowledges its empty share: it may still run any job, so nobody else gains one.
+    const acked = [pod(0), pod(1), pod(3)].map((p) => runs(p, recreated));
+    const next = configOf(written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: lost, pods, leases: acked })));
+    for (const [worker, share] of Object.entries(next.workloads)) if (worker !== 'swarm-worker-2') expect(share.jobs).toEqual([]);
+    // Its pod gone (and -3's), the survivors take every job.
+    const survivors = [pod(0), pod(1)];
+    const gone = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: lost, pods: survivors, leases: survivors.map((p) => runs(p, recreated)) }));
+    expect(Object.values(configOf(gone).workloads).flatMap((s) => s.jobs).sort()).toEqual([...jobs].sort());
+  });
 });
 
 describe('policy Restart: a new worker\'s running pod that cannot acknowledge', () => {
