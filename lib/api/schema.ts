@@ -115,6 +115,15 @@ export const SPEC_RULES = {
    * Restarting a worker stops every job it runs, the ones it keeps included,
    * so no order of restarts keeps every job running: restarts break first.
    */
+  /**
+   * Failover hands an expired worker's jobs to its peers, and back once it renews, by staged hand-offs:
+   * restart-only workers take a new share only by being restarted, so covering one failure would stop
+   * every job of the healthy peers too.
+   */
+  failoverHotReloads: {
+    rule: '!has(self.failover) || (has(self.restart) && has(self.restart.policy) && self.restart.policy == "None")',
+    message: 'spec.failover needs restart.policy None: failover hands an expired worker\'s jobs to peers that reload their share; restarting the peers to take them would stop every job they run',
+  },
   /** failover.yml sits beside the config in the same ConfigMap. */
   failoverKeyFree: {
     rule: '!has(self.failover) || !has(self.configKey) || self.configKey != "failover.yml"',

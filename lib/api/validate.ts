@@ -67,6 +67,7 @@ function specRuleProblems(spec: ValidSwarm['spec']): string[] {
   if ((spec.statefulSetName === undefined) === (spec.deploymentName === undefined)) problems.push(`spec: ${SPEC_RULES.onePool.message}`);
   if (spec.deploymentName !== undefined && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.deploymentHotReloads.message}`);
   if (spec.restart.policy === 'Restart' && spec.restart.handoff !== 'BreakBeforeMake') problems.push(`spec: ${SPEC_RULES.restartBreaksFirst.message}`);
+  if (spec.failover && spec.restart.policy !== 'None') problems.push(`spec: ${SPEC_RULES.failoverHotReloads.message}`);
   if (spec.failover && spec.configKey === FAILOVER_KEY) problems.push(`spec: ${SPEC_RULES.failoverKeyFree.message}`);
   return problems;
 }

@@ -334,6 +334,8 @@ export function restartingPoolManifests(sample: readonly Manifest[], options: { 
   owner.spec.statefulSetName = name;
   owner.spec.configMapName = configMapName;
   owner.spec.restart = { ...owner.spec.restart, policy: 'Restart', handoff: 'BreakBeforeMake' };
+  // Restart-only workers take no failover (the API refuses it: failoverHotReloads).
+  delete (owner.spec as { failover?: unknown }).failover;
   owner.spec.workload = { ...owner.spec.workload, jobs: (owner.spec.workload?.jobs ?? []).slice(0, options.jobs) };
   return [sts, owner];
 }

@@ -59,6 +59,7 @@ export interface Schedule {
 export const REFUSED: ReadonlyArray<{ when: (o: Options) => boolean; rule: string }> = [
   { when: (o) => o.pool === 'Deployment' && o.policy === 'Restart', rule: 'deploymentHotReloads: a Deployment pool needs restart.policy None' },
   { when: (o) => o.policy === 'Restart' && o.handoff === 'MakeBeforeBreak', rule: 'restartBreaksFirst: restart.policy Restart needs restart.handoff BreakBeforeMake' },
+  { when: (o) => o.policy === 'Restart' && !!o.failover, rule: 'failoverHotReloads: spec.failover needs restart.policy None' },
 ];
 
 export const accepted = (o: Options): boolean => !REFUSED.some((r) => r.when(o));
@@ -122,7 +123,8 @@ export function generate(seed: number): Schedule {
   for (let i = stalls.int(1, 3); i > 0; i--) actions.push({ at: stalls.int(60_000, activeMs), kind: 'stall-requests', forMs: stalls.seconds(5, 40), p: stalls.pick([0.2, 0.5]) });
   // Failover and its faults from a fork of their own too.
   const fo = new Rng(seed).fork('failover');
-  if (fo.chance(0.5)) {
+  // The API refuses failover with restart-only workers (failoverHotReloads): drawn, then not taken.
+  if (fo.chance(0.5) && options.policy === 'None') {
     options.failover = true;
     for (let i = fo.int(3, 8); i > 0; i--) {
       const kind = fo.pick(['freeze', 'partition', 'hang'] as const);

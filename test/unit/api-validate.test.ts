@@ -149,6 +149,16 @@ describe('restart policy Restart breaks first (restartBreaksFirst)', () => {
   });
 });
 
+// The simulator: with restart-only workers, a fenced worker's restarts stayed pending for good (seeds 188, 195, 250, 280).
+describe('failover needs hot-reloading workers (failoverHotReloads)', () => {
+  const refused = `spec: ${SPEC_RULES.failoverHotReloads.message}`;
+  it('refuses spec.failover with restart policy Restart, saying why; accepts it with None', () => {
+    expect(problemsOf(swarm({ restart: { policy: 'Restart', handoff: 'BreakBeforeMake' }, failover: { leaseSeconds: 15 } }))).toEqual([refused]);
+    expect(refused).toMatch(/needs restart\.policy None/);
+    expect(validateSwarm(swarm({ restart: { policy: 'None' }, failover: { leaseSeconds: 15 } })).ok).toBe(true);
+  });
+});
+
 describe('hot reload needs acknowledgement (POOL_RULES, judged against the pool)', () => {
   const specOf = (restart: Record<string, unknown>) => {
     const result = validateSwarm(swarm({ restart }));
