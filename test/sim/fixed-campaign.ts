@@ -14,7 +14,7 @@ export const FIXED_CAMPAIGN = {
    * true: a violation fails `npm test`. false: the campaign runs and reports, and passes whatever it finds —
    * while known violations are being fixed; the lead sets it to true once the range runs clean.
    */
-  enforce: false,
+  enforce: true,
 };
 
 const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
