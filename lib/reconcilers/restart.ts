@@ -13,11 +13,10 @@ import { readRestarts } from '../decisions/workspace.js';
 import { ANNOTATION_RESTARTING, liveIntents, mayStillDelete, readIntents, recordIntents } from '../decisions/restart-intents.js';
 import type { ReconcileEnv } from './env.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
-import { cachedConfigReader } from './config-cache.js';
+import { cachedConfigReader, shortcutOn } from './shortcuts.js';
 import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
-import { shortcutOn } from './shortcuts.js';
 
 export interface RestartOutcome {
   key: SwarmKey;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';

@@ -18,7 +18,7 @@ import { resyncPingEvent } from '../../lib/events/ping.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { podView } from '../../lib/kube/views.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
 import { converge, sts, validSwarm, workerPod } from '../support/views.js';
