@@ -175,8 +175,10 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Read by a StatefulSet's stopping workers only: a Deployment's hands over to its successor whatever this says.
   if (custody?.handover && !pool && !breaksFirst) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
   else delete annotations[HANDOVER_ANNOTATION];
-  // Judged against the shares being written: what each live pod acknowledges.
-  const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
+  // Judged against the shares being written: what each live pod acknowledges. A departing pod too (anyOrdinal):
+  // one that cannot acknowledge runs what it read at its start, so a share changed under it is pinned to it like
+  // any other (restart leaves it alone while it departs, and restarts it if a scale-up brings it back).
+  const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases, anyOrdinal: true });
   // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
   // Restart-only workers load what is published to them only by restarting: a worker
   // whose published jobs changed (a staged job added, say) is restarted like a changed one.

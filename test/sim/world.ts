@@ -116,6 +116,7 @@ class World {
     this.checker.setHandoff(o.handoff);
     this.checker.setRefused(refused(o.policy, o.acknowledges));
     this.checker.shares = () => this.sharesInApi();
+    this.checker.told = () => this.cluster.toldJobs();
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -415,6 +416,7 @@ class World {
       (e.kind === 'ConfigMap' && (e.value as ConfigMapObj).labels?.['app.kubernetes.io/managed-by'] === 'swarm');
     if (!watched) return;
     if (e.kind === 'Swarm' || e.kind === 'ConfigMap') this.log(`${e.verb} ${e.kind} rv ${e.rv}`);
+    if (e.kind === 'ConfigMap' && process.env.SIM_ANNOT) this.log(`annotations ${JSON.stringify((e.value as ConfigMapObj).annotations ?? null)}`);
     if (e.kind === 'ConfigMap' && process.env.SIM_CONFIG) this.log(`config.yml ${JSON.stringify((e.value as ConfigMapObj).data?.['config.yml'] ?? null)}`);
     const object = kubeObject(e.kind, e.value, e.rv);
     this.publish({ type: `dev.knative.apiserver.resource.${e.verb}`, kind: e.kind, data: object }, `${e.kind}/${object.metadata.name}@${e.rv}`);
