@@ -32,7 +32,7 @@ import { configMapPatch } from './configmap-patch.js';
 import { sizeProblem } from './configmap-size.js';
 import { SPEC_GENERATION_ANNOTATION, specGenerationOf, specReadIsOlder } from './spec-generation.js';
 import { jsonEqual } from './equal.js';
-import { inCustody, stageHandoff } from './handoff.js';
+import { inCustody, sharedInCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
@@ -244,15 +244,6 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 function withFailover(data: Record<string, string>, spec: ValidSwarm['spec']): Record<string, string> {
   const { [FAILOVER_KEY]: _old, ...rest } = data;
   return spec.failover ? { ...rest, [FAILOVER_KEY]: renderFailover({ leaseSeconds: spec.failover.leaseSeconds, handoff: spec.restart.handoff }) } : rest;
-}
-
-/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
-export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
-  if (dedicated.size === 0) return [];
-  const already = new Set(known.map((u) => u.job));
-  return Object.values(target).flatMap((jobs) =>
-    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
-  );
 }
 
 const dedicatedJobs = (jobs: ValidSwarm['spec']['workload']['jobs']): Set<string> =>

@@ -12,7 +12,7 @@
 // is added to G only once every other live worker acknowledges the config in
 // force (so none of them still runs it).
 import type { Handoff } from '../api/types.js';
-import type { Assignment } from '../assignment/types.js';
+import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
 import type { WorkerFacts } from './restarts.js';
 import { isExpired, isServing, isStuck } from './workers.js';
@@ -103,6 +103,15 @@ export function inCustody(
     next[w] = [];
   }
   return { target: next, handover: true };
+}
+
+/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
+export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
+  if (dedicated.size === 0) return [];
+  const already = new Set(known.map((u) => u.job));
+  return Object.values(target).flatMap((jobs) =>
+    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
+  );
 }
 
 /**

@@ -2,8 +2,7 @@
 // and never onto a worker that runs a dedicated job alone while another peer serves (the
 // simulator's power campaign: custody by job count picked the dedicated worker, it has the fewest).
 import { describe, expect, it } from 'vitest';
-import { sharedInCustody } from '../../lib/decisions/configmap.js';
-import { inCustody } from '../../lib/decisions/handoff.js';
+import { inCustody, sharedInCustody } from '../../lib/decisions/handoff.js';
 import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { workerPod } from '../support/views.js';
