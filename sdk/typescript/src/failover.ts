@@ -108,7 +108,15 @@ export function createFailover(o: FailoverOptions): Failover {
     mayAct: () => !settings() || (fresh() && !fence.fenced),
     mayStart: () => !breaksFirst(settings()) || !fence.fenced,
     hold(text) {
-      if (!breaksFirst(settings()) || !fence.fenced) return false;
+      // failover.yml may have appeared with this config (the ConfigMap made after the worker started):
+      // read it with the config, and under BreakBeforeMake run nothing before the first renewal (W27).
+      const now = heartbeat ? load() : undefined;
+      if (breaksFirst(now) && heartbeat?.lastRenewal() === undefined) {
+        if (!fence.fenced) fence = STARTING;
+        if (!breaksFirst(settings())) void heartbeat?.tick(); // renew now, not at the next look for the file
+      }
+      if (!breaksFirst(settings()) && !breaksFirst(now)) return false;
+      if (!fence.fenced) return false;
       let version: number | undefined | 'unreadable';
       try {
         version = text === undefined ? undefined : parse(text).version;
