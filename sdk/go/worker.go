@@ -1,13 +1,16 @@
 // Package swarmworker is the Swarm worker SDK for Go (docs/worker-protocol.md,
-// protocol 1): the application gives Start and Stop for one job (and,
+// protocols 1 and 2): the application gives Start and Stop for one job (and,
 // optionally, a health check of its jobs); the Worker follows the mounted
 // config.yml (or reads it once, restart policy Restart), stops before it
 // starts, acknowledges what runs in the pod's Lease, drains or hands over when
-// Run's context ends (SIGTERM), and judges its own health.
+// Run's context ends (SIGTERM), and judges its own health. With failover
+// (protocol 2: failover.yml beside config.yml) it also renews a heartbeat and
+// fences itself when it cannot (heartbeat.go, fence.go, failover.go).
 package swarmworker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -55,6 +58,7 @@ type Worker struct {
 	kube   *Kube
 	ack    *Acknowledger
 	runner *runner
+	fo     *failover
 
 	wake chan struct{}
 
@@ -131,8 +135,48 @@ func New(o Options) (*Worker, error) {
 	} else {
 		w.log.Info("not in a cluster with POD_UID and a ServiceAccount token: not acknowledging")
 	}
+	w.fo = newFailover(o.ConfigPath, w.log, o.StopDeadline, w.signal)
+	hb, _ := leases.(heartbeatAPI)
+	if w.ack != nil && hb != nil {
+		w.fo.hb = newHeartbeat(&heartbeat{api: hb, pod: o.Pod, podUID: o.PodUID, namespace: o.Namespace, pool: w.ack.Pool,
+			load: w.fo.load, healthy: w.runner.Healthy, onStale: w.fo.onStale, onFresh: w.fo.onFresh,
+			onError: func(err error) { w.log.Warn("heartbeat renewal failed", "err", err.Error()) }})
+	}
 	return w, nil
 }
+
+// info is what a callback learns: the versions, and MayAct.
+func (w *Worker) info(shareVersion, configVersion int) JobInfo {
+	return JobInfo{ShareVersion: shareVersion, ConfigVersion: configVersion, MayAct: w.fo.mayAct}
+}
+
+// Ready is the worker's readiness (W26): with failover, false while fenced or, under MakeBeforeBreak,
+// while its heartbeat is stale or its jobs unhealthy; and false before it read its share. The reason says why.
+func (w *Worker) Ready() (bool, string) {
+	w.mu.Lock()
+	loaded, stopping := w.configVersion >= 0, w.stopping
+	w.mu.Unlock()
+	return w.fo.ready(loaded, stopping, w.runner.Healthy())
+}
+
+// ReadyHandler answers 200 while ready, 503 otherwise: a readiness endpoint.
+func (w *Worker) ReadyHandler() http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		ready, reason := w.Ready()
+		rw.Header().Set("Content-Type", "application/json")
+		if ready {
+			rw.WriteHeader(http.StatusOK)
+			_, _ = rw.Write([]byte("{\"status\":\"ready\"}\n"))
+			return
+		}
+		rw.WriteHeader(http.StatusServiceUnavailable)
+		b, _ := json.Marshal(map[string]string{"status": "not ready", "reason": reason})
+		_, _ = rw.Write(append(b, '\n'))
+	})
+}
+
+// MayAct is JobInfo.MayAct for code outside a callback.
+func (w *Worker) MayAct() bool { return w.fo.mayAct() }
 
 // Healthy is the worker's health (W24): no callback overrun, the application's check passing.
 func (w *Worker) Healthy() bool { return w.runner.Healthy() }
@@ -167,6 +211,18 @@ func (w *Worker) loop(ctx context.Context, done chan<- struct{}) {
 		case <-w.wake:
 		}
 		for {
+			w.fo.judge() // first: a process resumed after a pause learns it is stale before it acts (W28)
+			if w.fo.takeFenceDue() {
+				w.fenceJobs(ctx)
+			}
+			if held, fresh := w.fo.takeFresh(); fresh {
+				w.mu.Lock()
+				w.acknowledged = "" // one that failed while out of reach was given up: write it again
+				if held != nil && !w.hasPending {
+					w.pending, w.hasPending = held, true
+				}
+				w.mu.Unlock()
+			}
 			w.mu.Lock()
 			text, has := w.pending, w.hasPending
 			w.pending, w.hasPending = nil, false
@@ -178,9 +234,13 @@ func (w *Worker) loop(ctx context.Context, done chan<- struct{}) {
 			if !has {
 				break
 			}
+			if w.fo.hold(*text) {
+				continue
+			}
 			w.apply(ctx, *text)
 		}
 		w.retry(ctx)
+		w.acknowledge(ctx)
 	}
 }
 
@@ -191,6 +251,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	follow, stopFollowing := context.WithCancel(context.Background())
 	defer stopFollowing()
 	loopDone := make(chan struct{})
+	w.fo.begin()
+	if w.fo.hb != nil {
+		go w.fo.hb.run(follow)
+	}
 	go w.loop(follow, loopDone)
 	go func() {
 		readOnce := false
@@ -236,7 +300,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 func (w *Worker) stopRunning() {
 	w.mu.Lock()
-	info := JobInfo{ShareVersion: w.share.Version, ConfigVersion: w.configVersion}
+	info := w.info(w.share.Version, w.configVersion)
 	w.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, j := range w.runner.Running() {
