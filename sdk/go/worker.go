@@ -10,7 +10,6 @@ package swarmworker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -144,39 +143,6 @@ func New(o Options) (*Worker, error) {
 	}
 	return w, nil
 }
-
-// info is what a callback learns: the versions, and MayAct.
-func (w *Worker) info(shareVersion, configVersion int) JobInfo {
-	return JobInfo{ShareVersion: shareVersion, ConfigVersion: configVersion, MayAct: w.fo.mayAct}
-}
-
-// Ready is the worker's readiness (W26): with failover, false while fenced or, under MakeBeforeBreak,
-// while its heartbeat is stale or its jobs unhealthy; and false before it read its share. The reason says why.
-func (w *Worker) Ready() (bool, string) {
-	w.mu.Lock()
-	loaded, stopping := w.configVersion >= 0, w.stopping
-	w.mu.Unlock()
-	return w.fo.ready(loaded, stopping, w.runner.Healthy())
-}
-
-// ReadyHandler answers 200 while ready, 503 otherwise: a readiness endpoint.
-func (w *Worker) ReadyHandler() http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-		ready, reason := w.Ready()
-		rw.Header().Set("Content-Type", "application/json")
-		if ready {
-			rw.WriteHeader(http.StatusOK)
-			_, _ = rw.Write([]byte("{\"status\":\"ready\"}\n"))
-			return
-		}
-		rw.WriteHeader(http.StatusServiceUnavailable)
-		b, _ := json.Marshal(map[string]string{"status": "not ready", "reason": reason})
-		_, _ = rw.Write(append(b, '\n'))
-	})
-}
-
-// MayAct is JobInfo.MayAct for code outside a callback.
-func (w *Worker) MayAct() bool { return w.fo.mayAct() }
 
 // Healthy is the worker's health (W24): no callback overrun, the application's check passing.
 func (w *Worker) Healthy() bool { return w.runner.Healthy() }
