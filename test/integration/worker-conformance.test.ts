@@ -28,7 +28,7 @@ const harnesses: Record<string, () => Harness> = {
 // The newest protocol each SDK implements (the one its Lease announces with
 // failover.yml present): it runs only the scenarios of protocols up to it
 // (docs/worker-protocol.md §9).
-const protocols: Record<string, number> = { typescript: 2, go: 2, python: 1 };
+const protocols: Record<string, number> = { typescript: 2, go: 2, python: 2 };
 
 for (const [sdk, harness] of Object.entries(harnesses)) {
   describe.concurrent(`the ${sdk} SDK`, () => {
