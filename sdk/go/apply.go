@@ -88,7 +88,7 @@ func (w *Worker) apply(ctx context.Context, text []byte) {
 		return
 	}
 	w.mu.Lock()
-	w.share, w.configVersion = next, version
+	w.share, w.configVersion, w.loaded = next, version, true
 	w.mu.Unlock()
 	if len(lost)+len(gained) > 0 {
 		w.log.Info("share changed", "version", next.Version, "configVersion", version, "gained", gained, "lost", lost)

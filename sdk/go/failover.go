@@ -215,7 +215,7 @@ func (w *Worker) info(shareVersion, configVersion int) JobInfo {
 // while its heartbeat is stale or its jobs unhealthy; and false before it read its share. The reason says why.
 func (w *Worker) Ready() (bool, string) {
 	w.mu.Lock()
-	loaded, stopping := w.configVersion >= 0, w.stopping
+	loaded, stopping := w.loaded, w.stopping
 	w.mu.Unlock()
 	return w.fo.ready(loaded, stopping, w.runner.Healthy())
 }

@@ -68,6 +68,7 @@ type Worker struct {
 	configVersion int
 	failed        map[string]int
 	stopping      bool
+	loaded        bool // a config was read and applied (or found absent)
 	acknowledged  string
 	retryDue      map[string]bool
 }

@@ -88,6 +88,7 @@ class Worker:
         self.share = Share()
         self.config_version = -1
         self._stopping = False
+        self._loaded = False  # a config was read and applied (or found absent)
         self._acknowledged = ""
         self._terminate = threading.Event()
         self._drain_on_terminate = True
@@ -102,7 +103,7 @@ class Worker:
         """W26: with failover, not ready while fenced or, under MakeBeforeBreak, while the heartbeat is
         stale or the jobs unhealthy; and not before the share was read. The reason says why."""
         with self._lock:
-            loaded, stopping = self.config_version >= 0, self._stopping
+            loaded, stopping = self._loaded, self._stopping
         return self.failover.ready(loaded, stopping, self.runner.healthy())
 
     def may_act(self) -> bool:
@@ -152,7 +153,7 @@ class Worker:
         if self._stopping:
             return
         with self._lock:
-            self.share, self.config_version = share, version
+            self.share, self.config_version, self._loaded = share, version, True
         start_info = self._info(share.version, version)
         for t in run_all(lambda job: self._start_job(job, start_info), gained):
             t.join()
