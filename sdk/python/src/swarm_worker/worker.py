@@ -100,8 +100,7 @@ class Worker:
         return self.runner.healthy()
 
     def ready(self) -> Tuple[bool, str]:
-        """W26: with failover, not ready while fenced or, under MakeBeforeBreak, while the heartbeat is
-        stale or the jobs unhealthy; and not before the share was read. The reason says why."""
+        """W26: not ready before the share was read, while fenced, or (MakeBeforeBreak) stale or unhealthy; and why."""
         with self._lock:
             loaded, stopping = self._loaded, self._stopping
         return self.failover.ready(loaded, stopping, self.runner.healthy())
