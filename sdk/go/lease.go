@@ -22,7 +22,7 @@ const (
 	ProtocolAnnotation = "k8slab.info/worker-protocol"
 	HandoverAnnotation = "k8slab.info/handover"
 	HandoverValue      = "MakeBeforeBreak"
-	// Protocol is the version of docs/worker-protocol.md this SDK implements.
+	// Protocol is what a worker announces without failover.yml (protocol 1); with it, FailoverProtocol.
 	Protocol = "1"
 )
 
@@ -72,8 +72,16 @@ func field(m map[string]any, name string) map[string]any {
 
 // Acknowledgement is what the Lease is to say.
 type Acknowledgement struct {
-	Version int
-	Jobs    []string
+	Version  int
+	Jobs     []string
+	Protocol string // "" reads as Protocol (1)
+}
+
+func (a Acknowledgement) protocol() string {
+	if a.Protocol == "" {
+		return Protocol
+	}
+	return a.Protocol
 }
 
 // LeaseFor is the Lease after acknowledging ack, from current (nil: none yet); fields it does not own are kept.
@@ -101,7 +109,7 @@ func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt
 	annotations[VersionAnnotation] = strconv.Itoa(ack.Version)
 	annotations[DigestAnnotation] = JobsDigest(ack.Jobs)
 	annotations[LoadedAtAnnotation] = loadedAt.UTC().Format(time.RFC3339Nano)
-	annotations[ProtocolAnnotation] = Protocol
+	annotations[ProtocolAnnotation] = ack.protocol()
 	meta["annotations"] = annotations
 	out["metadata"] = meta
 	spec := map[string]any{}
@@ -120,7 +128,7 @@ func AlreadySays(lease Lease, podUID string, ack Acknowledgement) bool {
 	}
 	a := field(field(lease, "metadata"), "annotations")
 	return field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
-		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == Protocol
+		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == ack.protocol()
 }
 
 var ordinalSuffix = regexp.MustCompile(`^(.+)-(0|[1-9][0-9]*)$`)

@@ -108,6 +108,13 @@ export function createFailover(o: FailoverOptions): Failover {
     mayAct: () => !settings() || (fresh() && !fence.fenced),
     mayStart: () => !breaksFirst(settings()) || !fence.fenced,
     hold(text) {
+      // failover.yml may have appeared with this config (the ConfigMap made after the worker started):
+      // read it with the config, and under BreakBeforeMake run nothing before the first renewal (W27).
+      const now = heartbeat ? load() : undefined;
+      if (breaksFirst(now) && heartbeat?.lastRenewal() === undefined) {
+        if (!fence.fenced) fence = STARTING;
+        if (!breaksFirst(settings())) void heartbeat?.tick(); // renew now, not at the next look for the file
+      }
       const version = (): number | undefined | 'unreadable' => {
         try {
           return text === undefined ? undefined : parse(text).version;
@@ -115,7 +122,7 @@ export function createFailover(o: FailoverOptions): Failover {
           return 'unreadable';
         }
       };
-      const next = admit(fence, breaksFirst(settings()), fresh(), version);
+      const next = admit(fence, breaksFirst(settings()) || breaksFirst(now), fresh(), version);
       if (!next) {
         held = { text };
         return true;
