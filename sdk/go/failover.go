@@ -177,7 +177,13 @@ func (f *failover) hold(text []byte) bool {
 			f.hb.Kick() // renew now, not at the next look for the file
 		}
 	}
-	if (!breaksFirst(f.hb.Settings()) && !breaksFirst(now)) || !f.fence.fenced {
+	if !breaksFirst(f.hb.Settings()) && !breaksFirst(now) {
+		// A fence means nothing under MakeBeforeBreak: one closed before the Swarm switched handoff lifts, and
+		// the config it held (older than this one) is dropped, never applied when the heartbeat is fresh again.
+		f.fence, f.held = unfenced, nil
+		return false
+	}
+	if !f.fence.fenced {
 		return false
 	}
 	v := configVersionOf{none: text == nil}

@@ -168,3 +168,48 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 	eventually(t, "a runs again on the newer config", isRunning)
 	eventually(t, "ready again", func() bool { ok, _ := w.Ready(); return ok })
 }
+
+// The simulator's corpus fenced-then-switched-to-mbb: fenced under BreakBeforeMake, holding a config, then the
+// Swarm switched to MakeBeforeBreak; when fresh again, the older config it held must not be applied.
+func TestAFenceLiftsWhenTheSwarmSwitchesToMakeBeforeBreak(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yml")
+	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+	write(t, path, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
+	leases := &heartbeatLeases{}
+	var mu sync.Mutex
+	running := map[string]bool{}
+	set := func(on bool) func(context.Context, string, JobInfo) error {
+		return func(_ context.Context, job string, _ JobInfo) error {
+			mu.Lock()
+			running[job] = on
+			mu.Unlock()
+			return nil
+		}
+	}
+	isRunning := func() bool { mu.Lock(); defer mu.Unlock(); return running["a"] }
+	w, err := New(Options{Start: set(true), Stop: set(false), Pod: "w-0", PodUID: "uid", Namespace: "ns", ConfigPath: path, Leases: leases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	eventually(t, "a started", isRunning)
+	leases.setDown(true)
+	eventually(t, "a stopped by the renew deadline", func() bool { return !isRunning() })
+	write(t, path, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+	time.Sleep(300 * time.Millisecond) // held: fenced, stale
+	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: MakeBeforeBreak\n")
+	write(t, path, "version: 3\nworkloads:\n  w-0: {jobs: [a], version: 3}\n")
+	eventually(t, "a runs on version 3 under MakeBeforeBreak, stale or not", isRunning)
+	leases.setDown(false)
+	eventually(t, "fresh again", w.fo.fresh)
+	time.Sleep(500 * time.Millisecond)
+	if !isRunning() {
+		t.Fatal("fresh again, it applied the older config it had held (version 2) and stopped a")
+	}
+}
+

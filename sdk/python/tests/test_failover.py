@@ -112,3 +112,33 @@ def test_break_before_make_fences_when_renewals_fail_and_resumes_on_a_newer_conf
     finally:
         worker.terminate(drain=False)
         thread.join(5)
+
+
+def test_a_fence_lifts_when_the_swarm_switches_to_make_before_break(tmp_path):
+    """The simulator's corpus fenced-then-switched-to-mbb: fenced under BreakBeforeMake, holding a config, then
+    the Swarm switched to MakeBeforeBreak; when fresh again, the older config it held must not be applied."""
+    config = str(tmp_path / "config.yml")
+    settings = str(tmp_path / "failover.yml")
+    write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+    write(config, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
+    leases, heartbeats = FakeLeases(), FakeHeartbeats()
+    running = set()
+    worker = Worker(lambda job, info: running.add(job), lambda job, info: running.discard(job), pod="w-0", pod_uid="uid", namespace="ns", config_path=config, leases=leases, heartbeat_api=heartbeats)
+    thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False}, daemon=True)
+    thread.start()
+    try:
+        eventually("a started", lambda: "a" in running)
+        heartbeats.down = True
+        eventually("a stopped by the renew deadline", lambda: "a" not in running)
+        write(config, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+        time.sleep(0.3)  # held: fenced, stale
+        write(settings, "leaseSeconds: 3\nhandoff: MakeBeforeBreak\n")
+        write(config, "version: 3\nworkloads:\n  w-0: {jobs: [a], version: 3}\n")
+        eventually("a runs on version 3 under MakeBeforeBreak, stale or not", lambda: "a" in running)
+        heartbeats.down = False
+        eventually("fresh again", worker.failover.fresh)
+        time.sleep(0.5)
+        assert "a" in running, "fresh again, it applied the older config it had held (version 2) and stopped a"
+    finally:
+        worker.terminate(drain=False)
+        thread.join(5)
