@@ -156,6 +156,9 @@ class World {
       this.cluster.failover = new FailoverModel(settings, this.timeline, root.fork('failover-model'), failoverTruth, this.cluster.failoverHost());
     }
     this.store.watch((e) => this.source(e));
+    // Slots that left the pool (a scale-down by anyone: a user, or assign through the scale subresource) are
+    // nobody's to serve any more.
+    this.store.watch((e) => e.kind === 'StatefulSet' && this.checker.slotsLeft((name) => this.slotWanted(name)));
   }
 
   /** The shares config.yml holds in the API now, parsed as the workers parse it (undefined: absent or garbled). */
@@ -401,8 +404,6 @@ class World {
     const next = structuredClone(current);
     change(next);
     this.store.put(kind, key, next);
-    // Slots that left the pool with this change are nobody's to serve any more.
-    this.checker.slotsLeft((name) => this.slotWanted(name));
   }
 
   // --- Knative: the source, the broker, the services ---------------------------------
