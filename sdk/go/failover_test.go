@@ -212,4 +212,3 @@ func TestAFenceLiftsWhenTheSwarmSwitchesToMakeBeforeBreak(t *testing.T) {
 		t.Fatal("fresh again, it applied the older config it had held (version 2) and stopped a")
 	}
 }
-

@@ -121,13 +121,17 @@ func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt
 	return out
 }
 
-// AlreadySays is true when lease says ack, held by podUID.
-func AlreadySays(lease Lease, podUID string, ack Acknowledgement) bool {
+// AlreadySays is true when lease says ack, held by podUID, written by this process (loaded at or after since, its
+// first acknowledgement). One an earlier run of the pod wrote is written again: Swarm voids an acknowledgement
+// loaded before the pod's containers last started.
+func AlreadySays(lease Lease, podUID string, ack Acknowledgement, since time.Time) bool {
 	if lease == nil {
 		return false
 	}
 	a := field(field(lease, "metadata"), "annotations")
-	return field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
+	loaded, _ := a[LoadedAtAnnotation].(string)
+	at, err := time.Parse(time.RFC3339Nano, loaded)
+	return err == nil && !at.Before(since) && field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
 		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == ack.protocol()
 }
 
@@ -159,6 +163,7 @@ type Acknowledger struct {
 	mu     sync.Mutex
 	write  sync.Mutex
 	latest *Acknowledgement
+	since  time.Time // the first acknowledgement's time: what this process wrote is loaded at or after it
 }
 
 // Acknowledge returns once the Lease says ack (or a newer call superseded it), or with the error that ended the tries.
@@ -180,6 +185,9 @@ func (a *Acknowledger) Acknowledge(ctx context.Context, ack Acknowledgement) err
 		now = time.Now
 	}
 	loadedAt := now()
+	if a.since.IsZero() {
+		a.since = loadedAt
+	}
 	for attempt := 1; ; attempt++ {
 		a.mu.Lock()
 		superseded := a.latest != mine
@@ -192,7 +200,7 @@ func (a *Acknowledger) Acknowledge(ctx context.Context, ack Acknowledgement) err
 			if err != nil {
 				return err
 			}
-			if AlreadySays(current, a.PodUID, ack) {
+			if AlreadySays(current, a.PodUID, ack, a.since) {
 				return nil
 			}
 			body := LeaseFor(a.Pod, a.PodUID, a.Namespace, a.Pool, ack, loadedAt, current)

@@ -80,10 +80,19 @@ def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, j
     return lease
 
 
-def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str], protocol: str = PROTOCOL) -> bool:
+def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str], protocol: str = PROTOCOL, since: Optional[datetime.datetime] = None) -> bool:
+    """The Lease says this, written by this process (loaded at or after ``since``, its start). One an earlier run of
+    the pod wrote is written again: Swarm voids an acknowledgement loaded before the pod's containers last started."""
     if not lease:
         return False
     a = (lease.get("metadata") or {}).get("annotations") or {}
+    if since is not None:
+        try:
+            loaded = datetime.datetime.fromisoformat(str(a.get(LOADED_AT_ANNOTATION, "")).replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        if loaded < since:
+            return False
     return (
         (lease.get("spec") or {}).get("holderIdentity") == pod_uid
         and a.get(VERSION_ANNOTATION) == str(version)
@@ -102,6 +111,7 @@ class Acknowledger:
     def __init__(self, api: LeaseApi, pod: str, pod_uid: str, namespace: str, pool: str, attempts: int = 8, backoff: float = 0.2, now: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.timezone.utc)):
         self.api, self.pod, self.pod_uid, self.namespace, self.pool = api, pod, pod_uid, namespace, pool
         self.attempts, self.backoff, self.now = attempts, backoff, now
+        self._since = now()
         self._latest: object = None
         self._latest_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -121,7 +131,7 @@ class Acknowledger:
                         return  # superseded: the newer call writes
                 try:
                     current = self.api.read(self.namespace, self.pod)
-                    if already_says(current, self.pod_uid, version, jobs, protocol):
+                    if already_says(current, self.pod_uid, version, jobs, protocol, self._since):
                         return
                     body = lease_for(self.pod, self.pod_uid, self.namespace, self.pool, version, jobs, loaded_at, current, protocol)
                     if current is None:
