@@ -4,14 +4,15 @@
 // workers' own reports and the Swarm's status show until the pool runs every
 // job exactly once again. Pure observation: the e2e test asserts on the
 // result, bench:failover aggregates many.
-import type { V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Swarm } from '../../lib/api/types.js';
-import { parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
+import { FAILOVER_PROTOCOL, parse, PROTOCOL_ANNOTATION, type WorkerConfig } from '../../lib/workerconfig/index.js';
 import { eventually } from '../support/timeline.js';
 import { apiClients } from './cluster-fixtures.js';
 import type { EndToEnd } from './end-to-end.js';
 import { kubectl } from './swarm-install.js';
-import { isStopped, WorkerFaults } from './worker-faults.js';
+import { readText } from './node-containers.js';
+import { isStopped, WorkerFaults, workerPids } from './worker-faults.js';
 import { runningExactlyOnce, sampleSwarmYaml, swarmSettled, WORKER_SELECTOR, workerPoolYaml } from './worker-pool.js';
 
 export type Fault = 'freeze' | 'partition' | 'hang';
@@ -43,6 +44,8 @@ export interface TrialResult {
   readonly uncoveredSeconds: number;
   /** When every job ran exactly once again (ms after the fault). */
   readonly recoveredMs: number;
+  /** When the takeover or the status was not seen: the victim's pod, acknowledgement and heartbeat as they were, to read a failure by. */
+  readonly diagnosis?: string;
 }
 
 /** A namespace's pool and Swarm, observed by an EndToEnd world. */
@@ -69,7 +72,23 @@ export class FailoverPool {
   async switchTo(handoff: Handoff): Promise<void> {
     await kubectl(this.kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(this.namespace, this.jobs, { policy: 'None', handoff, replicas: 2, leaseSeconds: LEASE_SECONDS }));
     await this.settled();
+    // A worker reads the handoff at each renewal: one renewal after failover.yml reached its volume
+    // (read from the node, through its process's root), it acts on it.
+    for (const name of [`${POOL}-0`, `${POOL}-1`]) {
+      const seenAt = await eventually(`${name} has handoff ${handoff} in its volume`, async () => {
+        const pid = workerPids(await this.pod(name))[0];
+        const text = pid === undefined ? undefined : readText(`/proc/${pid}/root/etc/swarm/failover.yml`);
+        return text?.includes(`handoff: ${handoff}`) ? Date.now() : undefined;
+      }, 90_000, 200);
+      await eventually(`${name} renewed its heartbeat since`, async () => {
+        const renewed = (await this.lease(`${name}.heartbeat`))?.spec?.renewTime;
+        return (renewed && new Date(renewed).getTime() > seenAt) || undefined;
+      }, 60_000, 200);
+    }
   }
+
+  private lease = (name: string) =>
+    this.api.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: this.namespace, name }).catch(() => undefined);
 
   config = async (): Promise<WorkerConfig> =>
     parse((await this.api.core.readNamespacedConfigMap({ namespace: this.namespace, name: CONFIG })).data?.['config.yml'] ?? '');
@@ -86,7 +105,10 @@ export class FailoverPool {
       const [s, config] = [await this.swarm(), await this.config()];
       const pods = (await this.api.core.listNamespacedPod({ namespace: this.namespace, labelSelector: WORKER_SELECTOR })).items;
       const ready = pods.length === 2 && pods.every((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-      return (ready && swarmSettled(s, config, 2)) || undefined;
+      // Each heartbeats, as its own acknowledgement says (protocol 2): only such a worker ever expires.
+      const acks = await Promise.all(pods.map((p) => this.lease(p.metadata!.name!)));
+      const heartbeating = acks.every((a, i) => a?.spec?.holderIdentity === pods[i]!.metadata?.uid && a?.metadata?.annotations?.[PROTOCOL_ANNOTATION] === FAILOVER_PROTOCOL);
+      return (ready && heartbeating && swarmSettled(s, config, 2)) || undefined;
     }, timeoutMs);
     return (await runningExactlyOnce(this.world.workers, this.jobs, 2, { timeoutMs })).at;
   }
@@ -136,6 +158,7 @@ export class FailoverPool {
         faultInPlaceAtStatus = inPlace();
         return (expiredStatus.uncoveredJobs === 0 && expiredStatus.reason === 'WorkersExpired' && expiredStatus.names) || undefined;
       }, 30_000, 200).catch(() => undefined);
+      const diagnosis = takenAt === undefined || expiredStatus?.reason !== 'WorkersExpired' ? await this.diagnose(victim) : undefined;
       await this.faults.undoAll();
       const at = await this.settled();
       const restarted = ((await this.pod(victim)).status?.containerStatuses?.[0]?.restartCount ?? 0) > restartsBefore;
@@ -153,10 +176,26 @@ export class FailoverPool {
         duplicateSeconds: report.totals.duplicateSeconds,
         uncoveredSeconds: report.totals.uncoveredSeconds,
         recoveredMs: at - faultAt,
+        ...(diagnosis ? { diagnosis } : {}),
       };
     } finally {
       await this.faults.undoAll();
     }
+  }
+
+  private async diagnose(victim: string): Promise<string> {
+    const pod = await this.pod(victim).catch(() => undefined);
+    const [ack, beat] = [await this.lease(victim), await this.lease(`${victim}.heartbeat`)];
+    const status = (await this.swarm()).status;
+    return JSON.stringify({
+      now: new Date().toISOString(),
+      uid: pod?.metadata?.uid,
+      conditions: pod?.status?.conditions?.map((c) => `${c.type}=${c.status}@${c.lastTransitionTime?.toISOString?.() ?? String(c.lastTransitionTime)}`),
+      containers: pod?.status?.containerStatuses?.map((c) => ({ ready: c.ready, restarts: c.restartCount, state: c.state })),
+      ack: { holder: ack?.spec?.holderIdentity, annotations: ack?.metadata?.annotations },
+      heartbeat: { holder: beat?.spec?.holderIdentity, renewTime: beat?.spec?.renewTime, labels: beat?.metadata?.labels },
+      status: { phase: status?.phase, version: status?.version, uncovered: status?.uncoveredJobs, conditions: status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`) },
+    });
   }
 
   /** The victim's starts after `from` that its share, in the config version it reported, did not name. */

@@ -17,7 +17,7 @@
 // again. Under BreakBeforeMake no job ever has two running owners.
 // Each fault runs in its own namespace, at the same time (the tier's time
 // budget); trials and their figures are bench:failover's.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { FailoverPool, LEASE_SECONDS, type TrialResult } from '../harness/failover-trial.js';
 import { seedStreams } from '../support/fixtures.js';
@@ -56,28 +56,28 @@ function expectFailedOver(result: TrialResult, pool: FailoverPool): void {
   expect(readyUncovered).toEqual([]);
 }
 
-let freeze: FailoverPool;
-let partition: FailoverPool;
-let hang: FailoverPool;
-
-beforeAll(async () => {
-  // One after the other: the first deploys Swarm on Knative (once per cluster), the others reuse it.
-  freeze = await poolIn('freeze');
-  partition = await poolIn('partition');
-  hang = await poolIn('hang');
-  await Promise.all([freeze.deploy('MakeBeforeBreak'), partition.deploy('MakeBeforeBreak'), hang.deploy('MakeBeforeBreak')]);
-  console.log(`[failover-e2e] three pools settled ${new Date().toISOString()}`);
-});
+/** Pools are set up one after the other: the first deploys Swarm on Knative (once per cluster), the others reuse it. */
+let settingUp: Promise<unknown> = Promise.resolve();
+function deployed(name: string): Promise<FailoverPool> {
+  const next = settingUp.then(() => poolIn(name));
+  settingUp = next.catch(() => undefined);
+  return next.then(async (pool) => {
+    await pool.deploy('MakeBeforeBreak');
+    return pool;
+  });
+}
 
 describe.concurrent('failover on the real node: a worker frozen, cut off, or hung loses its jobs to its peer', () => {
   it('kill -STOP (MakeBeforeBreak): its peer runs its share within leaseSeconds + 10 s; status shows 0 uncovered while it is still frozen; after kill -CONT every job once', async () => {
+    const freeze = await deployed('freeze');
     const result = await freeze.trial('freeze');
     expectFailedOver(result, freeze);
     // Read while every process of its container was still stopped (its liveness probe restarts it after 20–30 s).
     expect(result.faultInPlaceAtStatus).toBe(true);
-  }, 240_000);
+  }, 600_000);
 
   it('its traffic to the API server dropped (iptables in its network namespace): the same; then under BreakBeforeMake the same, and no job ever has two running owners', async () => {
+    const partition = await deployed('partition');
     const mbb = await partition.trial('partition');
     expectFailedOver(mbb, partition);
     expect(mbb.faultInPlaceAtStatus).toBe(true);
@@ -86,10 +86,11 @@ describe.concurrent('failover on the real node: a worker frozen, cut off, or hun
     expectFailedOver(bbm, partition);
     // The workers' own reports: it stopped its share (fenced) before its peer started any of it.
     expect(bbm.duplicateSeconds).toBe(0);
-  }, 360_000);
+  }, 720_000);
 
   it('a hung job (its process alive, its HTTP answering): the same failover', async () => {
+    const hang = await deployed('hang');
     const result = await hang.trial('hang');
     expectFailedOver(result, hang);
-  }, 240_000);
+  }, 600_000);
 });
