@@ -32,6 +32,8 @@ const pools: FailoverPool[] = [];
 async function poolIn(name: string): Promise<FailoverPool> {
   const namespace = `failover-${name}-${process.pid}`;
   const world = await startEndToEnd({ kubeconfig, namespace, realNode: inject('realNode'), resyncEveryMs: 10_000 });
+  // What this file adds to a warm tier: from the first namespace served (Knative and Swarm already up) to the end.
+  if (worlds.length === 0) console.log(`[failover-e2e] ${namespace} served at ${new Date().toISOString()}`);
   worlds.push(world);
   const pool = new FailoverPool(world, kubeconfig, namespace, seedStreams);
   pools.push(pool);
@@ -42,6 +44,7 @@ afterAll(async () => {
   // No rule or stopped process left behind, whatever happened.
   for (const pool of pools) await pool.faults.undoAll();
   await Promise.all(worlds.map((w) => w.stop()));
+  console.log(`[failover-e2e] done at ${new Date().toISOString()}`);
 });
 
 /** The outcome a failover must have, whatever the fault. */
