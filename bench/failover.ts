@@ -73,29 +73,43 @@ async function measure(): Promise<Measured> {
   });
   const kubeconfig = cluster.kubeconfigPath;
   if (!cluster.realNode) throw new Error('bench:failover runs the workers, Knative and Swarm as real pods: its cluster needs a real node');
-  const namespace = 'bench-failover';
-  progress(`Swarm on Knative (installed and deployed) serving ${namespace}`);
-  const world = await startEndToEnd({ kubeconfig, namespace, realNode: cluster.realNode, workDir: cluster.workDir, background: null });
-  const pool = new FailoverPool(world, kubeconfig, namespace, seedStreams);
-  stops.push(async () => {
-    await pool.faults.undoAll();
-    await world.stop();
-  });
-  const measured: Measured = { trials: [], raw: [], rest: [], image: world.workerImage };
-
-  await pool.deploy('MakeBeforeBreak');
+  // One pool per fault, their trials side by side (the node's time is shared; each trial's figures are its own).
+  const pools: FailoverPool[] = [];
   for (const fault of FAULTS) {
-    const figures = { fault, handoff: 'MakeBeforeBreak', takeoverMs: [] as Array<number | undefined>, recoveredMs: [] as number[], restarted: 0 };
-    for (let i = 0; i < TRIALS; i++) {
-      const result = await pool.trial(fault, `swarm-worker-${i % 2}`);
-      measured.raw.push(result);
-      figures.takeoverMs.push(result.takeoverMs);
-      figures.recoveredMs.push(result.recoveredMs);
-      if (result.restarted) figures.restarted++;
-      progress(`${fault} ${i + 1}/${TRIALS}: failover ${result.takeoverMs === undefined ? 'not seen' : `${(result.takeoverMs / 1000).toFixed(1)} s`}, every job once again after ${(result.recoveredMs / 1000).toFixed(1)} s${result.restarted ? ' (liveness restart)' : ''}`);
-    }
-    measured.trials.push(figures);
+    const namespace = `bench-failover-${fault}`;
+    progress(`Swarm on Knative (installed and deployed the first time) serving ${namespace}`);
+    const world = await startEndToEnd({ kubeconfig, namespace, realNode: cluster.realNode, workDir: cluster.workDir, background: null });
+    const pool = new FailoverPool(world, kubeconfig, namespace, seedStreams);
+    stops.push(async () => {
+      await pool.faults.undoAll();
+      await world.stop();
+    });
+    pools.push(pool);
   }
+  const measured: Measured = { trials: [], raw: [], rest: [], image: pools[0]!.world.workerImage };
+  await Promise.all(pools.map((pool) => pool.deploy('MakeBeforeBreak')));
+  measured.trials = await Promise.all(
+    FAULTS.map(async (fault, at) => {
+      const pool = pools[at]!;
+      const figures = { fault, handoff: 'MakeBeforeBreak', takeoverMs: [] as Array<number | undefined>, recoveredMs: [] as number[], restarted: 0 };
+      for (let i = 0; i < TRIALS; i++) {
+        const result = await pool.trial(fault, `swarm-worker-${i % 2}`);
+        measured.raw.push(result);
+        figures.takeoverMs.push(result.takeoverMs);
+        figures.recoveredMs.push(result.recoveredMs);
+        if (result.restarted) figures.restarted++;
+        progress(`${fault} ${i + 1}/${TRIALS}: failover ${result.takeoverMs === undefined ? `not seen ${result.diagnosis ?? ''}` : `${(result.takeoverMs / 1000).toFixed(1)} s`}, every job once again after ${(result.recoveredMs / 1000).toFixed(1)} s${result.restarted ? ' (liveness restart)' : ''}`);
+      }
+      return figures;
+    }),
+  );
+  // The idle part keeps the first pool only.
+  for (const pool of pools.slice(1)) {
+    await pool.world.stop();
+    await kubectl(kubeconfig, ['delete', 'namespace', pool.namespace, '--wait=true', '--timeout=180s']).catch(() => undefined);
+  }
+  const pool = pools[0]!;
+  const namespace = pool.namespace;
 
   if (!args['skip-idle']) {
     progress("idle: Knative's default autoscaler windows, the namespace's resync PingSource every minute");
@@ -107,7 +121,7 @@ async function measure(): Promise<Measured> {
     progress(idleLine(measured.idle));
   }
   await pool.faults.undoAll();
-  await world.stop();
+  await pool.world.stop();
   await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=true', '--timeout=180s']).catch(() => undefined);
 
   if (!args['skip-rest']) {
@@ -158,7 +172,7 @@ const body = [
   `Command: \`npm run bench:failover -- --trials ${TRIALS} --faults ${FAULTS.join(',')}${args['skip-rest'] ? ' --skip-rest' : ''}${args['skip-idle'] ? ' --skip-idle' : ''}\` (bench/failover.ts via tsx), this tree at ${tree}. Generated ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`,
   realNodeMachine(),
   '',
-  `Failover time (docs/failure-detection.md): a fresh cluster (the kubelet's sync period ${SYNC_FREQUENCY}, as in the tests), real Knative with the test stack's short autoscaler windows (6 s), Swarm deployed as \`npm run deploy\` does; the sample's two reference workers (image \`${measured.image}\`, spec.failover leaseSeconds ${LEASE_SECONDS}, the sample's readiness probe: every 1 s, failureThreshold 12; liveness every 10 s × 3) over the seed's 27 streams, make-before-break. Each trial faults one worker (the two take turns): *freeze* SIGSTOPs its container's processes, *partition* drops its packets to the API server (iptables in its pod's network namespace); the fault is undone once the Swarm's status shows the worker expired with nothing uncovered, and the next trial starts once every job runs exactly once again. *Failover*: from the fault until the peer's own job.started reports covered the victim's whole share (test/harness/failover-trial.ts, the same code \`test/integration/failover-e2e.test.ts\` asserts on). No resync ping but what the events bring.`,
+  `Failover time (docs/failure-detection.md): a fresh cluster (the kubelet's sync period ${SYNC_FREQUENCY}, as in the tests), real Knative with the test stack's short autoscaler windows (6 s), Swarm deployed as \`npm run deploy\` does; the sample's two reference workers (image \`${measured.image}\`, spec.failover leaseSeconds ${LEASE_SECONDS}, the sample's readiness probe: every 1 s, failureThreshold 12; liveness every 10 s × 3) over the seed's 27 streams, make-before-break. Each fault has its own pool in its own namespace, the pools' trials run side by side; each trial faults one worker of its pool (the two take turns): *freeze* SIGSTOPs its container's processes, *partition* drops its packets to the API server (iptables in its pod's network namespace); the fault is undone once the Swarm's status shows the worker expired with nothing uncovered, and the next trial starts once every job runs exactly once again. *Failover*: from the fault until the peer's own job.started reports covered the victim's whole share (test/harness/failover-trial.ts, the same code \`test/integration/failover-e2e.test.ts\` asserts on). No resync ping but what the events bring.`,
   '',
   ...trialsTable(measured.trials, LEASE_SECONDS),
   '',
