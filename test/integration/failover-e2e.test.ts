@@ -59,15 +59,21 @@ function expectFailedOver(result: TrialResult, pool: FailoverPool): void {
   expect(readyUncovered).toEqual([]);
 }
 
-/** Pools are set up one after the other: the first deploys Swarm on Knative (once per cluster), the others reuse it. */
-let settingUp: Promise<unknown> = Promise.resolve();
-function deployed(name: string): Promise<FailoverPool> {
-  const next = settingUp.then(() => poolIn(name));
-  settingUp = next.catch(() => undefined);
-  return next.then(async (pool) => {
-    await pool.deploy('MakeBeforeBreak');
-    return pool;
-  });
+/**
+ * The namespaces are served one after the other and all before any pool runs: the first deploys
+ * Swarm on Knative (once per cluster), and each rolls the ApiServerSource's adapter out anew,
+ * whose new watches miss what changes while it lists (a trial must not run meanwhile).
+ */
+let served: Promise<Map<string, FailoverPool>> | undefined;
+async function deployed(name: 'freeze' | 'partition' | 'hang'): Promise<FailoverPool> {
+  served ??= (async () => {
+    const byName = new Map<string, FailoverPool>();
+    for (const each of ['freeze', 'partition', 'hang']) byName.set(each, await poolIn(each));
+    return byName;
+  })();
+  const pool = (await served).get(name)!;
+  await pool.deploy('MakeBeforeBreak');
+  return pool;
 }
 
 describe.concurrent('failover on the real node: a worker frozen, cut off, or hung loses its jobs to its peer', () => {
