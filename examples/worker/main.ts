@@ -11,6 +11,7 @@
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { createWorker, type JobContext } from '../../sdk/typescript/src/index.js';
 import { lifecycleReport, type JobReport, type Report, type Reporter } from './report.js';
+import { hangHook } from './hang-hook.js';
 import { createWorkerServer } from './server.js';
 
 // ISO times: the reports are read by people as well as by the recorder.
@@ -43,9 +44,16 @@ const jobReport = (event: JobReport['event'], job: string, context: JobContext):
 
 report(lifecycleReport('worker.started', reporter));
 
+// A test hook (off unless HANG_JOBS_ON_SIGNAL is set: hang-hook.ts): jobs that stop making progress.
+const hang = hangHook(process.env.HANG_JOBS_ON_SIGNAL, () => worker.status().running, (jobs) => log.warn({ jobs }, 'test hook: these jobs hang now'));
+
 const worker = createWorker({
   start: (job, context) => report(jobReport('job.started', job, context)),
-  stop: (job, context) => report(jobReport('job.stopped', job, context)),
+  stop: (job, context) => {
+    report(jobReport('job.stopped', job, context));
+    hang.stopped(job);
+  },
+  health: (jobs) => hang.health(jobs),
   log,
 });
 

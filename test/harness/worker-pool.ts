@@ -56,24 +56,26 @@ export function deploymentPoolYaml(namespace: string, replicas: number, image?: 
 /**
  * The sample's Service and StatefulSet, in `namespace` at `replicas`, running
  * `image` when given (the worker image as built, whose tag carries its content
- * hash), as one YAML stream for `kubectl apply`.
+ * hash), with `env` added to the worker container, as one YAML stream for `kubectl apply`.
  */
-export function workerPoolYaml(namespace: string, replicas: number, image?: string): string {
+export function workerPoolYaml(namespace: string, replicas: number, image?: string, env: Record<string, string> = {}): string {
   return mapDocuments(readFileSync(WORKER_POOL_SAMPLE, 'utf8'), (object) => {
     object.metadata = { ...object.metadata, namespace };
     if (object.kind !== 'StatefulSet') return;
     object.spec = { ...object.spec, replicas };
     if (image) runImage(object, image);
+    const containers = (object.spec.template as { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } }).spec.containers;
+    for (const c of containers) if (c.name === 'worker') c.env = [...(c.env ?? []), ...Object.entries(env).map(([name, value]) => ({ name, value }))];
   });
 }
 
-/** The sample Swarm over `jobs` in `namespace` (as knative/samples/swarm.yaml, with this job list). */
+/** The sample Swarm over `jobs` in `namespace` (as knative/samples/swarm.yaml, with this job list; spec.failover with `leaseSeconds`). */
 export function sampleSwarmYaml(
   namespace: string,
   jobs: readonly string[],
-  options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number; pool?: 'StatefulSet' | 'Deployment' } = {},
+  options: { policy?: 'Restart' | 'None'; handoff?: 'MakeBeforeBreak' | 'BreakBeforeMake'; replicas?: number; pool?: 'StatefulSet' | 'Deployment'; leaseSeconds?: number } = {},
 ): string {
-  const { policy = 'None', handoff = 'MakeBeforeBreak', replicas, pool = 'StatefulSet' } = options;
+  const { policy = 'None', handoff = 'MakeBeforeBreak', replicas, pool = 'StatefulSet', leaseSeconds } = options;
   return `apiVersion: k8slab.info/v1alpha1
 kind: Swarm
 metadata: {name: swarm-worker, namespace: ${namespace}}
@@ -82,7 +84,8 @@ spec:
   configMapName: swarm-worker-config
 ${replicas === undefined ? '' : `  replicas: ${replicas}
 `}  restart: {policy: ${policy}, handoff: ${handoff}, maxUnavailable: 1}
-  workload:
+${leaseSeconds === undefined ? '' : `  failover: {leaseSeconds: ${leaseSeconds}}
+`}  workload:
     jobs:
 ${jobs.map((j) => `      - ${JSON.stringify(j)}`).join('\n')}
 `;

@@ -153,7 +153,10 @@ export class FailoverModel {
     const b = this.beat(proc);
     if (!b || !proc.alive || this.frozen(b)) return;
     const fresh = this.fresh(b);
-    if (!fresh && !b.stale) {
+    // Stale and not fenced, now breaking first (the handoff switched while it was stale): it fences
+    // at its next beat, as the SDK does when it reads the new handoff (sdk/typescript/src/failover.ts).
+    const fenceNow = !fresh && b.stale && b.lastRenew !== undefined && !b.fence.fenced && breaksFirst(this.settings());
+    if ((!fresh && !b.stale) || fenceNow) {
       b.stale = true;
       if (breaksFirst(this.settings())) {
         if (proc.running.size > 0) this.truth.failed(proc.id, 'fenced: heartbeat stale');

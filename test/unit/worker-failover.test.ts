@@ -120,6 +120,26 @@ describe('failover in the TypeScript SDK worker', () => {
     expect([...running]).toEqual(['a']);
   });
 
+  it('stale under MakeBeforeBreak when the handoff turns BreakBeforeMake: fences at once (stops every job, then not ready), not Ready and unfenced', async () => {
+    // Seen on the real node: the Swarm switched to BreakBeforeMake while the worker was cut off; it had gone
+    // stale under MakeBeforeBreak, then read the new handoff and answered ready with its jobs, so none moved.
+    const { write, leases, running, options } = setup('MakeBeforeBreak');
+    write(1, ['a']);
+    worker = createWorker(options);
+    void worker.run();
+    await eventually('ready', ready, 10_000, 20);
+    leases.down = true;
+    await eventually('stale: not ready', async () => (await worker!.ready()).ready === false, 10_000, 20);
+    expect([...running]).toEqual(['a']);
+    writeFileSync(join(dir!, 'failover.yml'), 'leaseSeconds: 3\nhandoff: BreakBeforeMake\n');
+    await eventually('fenced: nothing runs', runs(running, []), 10_000, 20);
+    expect(await worker.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and a newer config' });
+    leases.down = false;
+    write(2, ['a']);
+    await eventually('runs v2 once fresh', runs(running, ['a']), 10_000, 20);
+    await eventually('ready again', ready, 10_000, 20);
+  }, 20_000);
+
   it('frozen (its clock jumps past the renew deadline): fences first thing, and its jobs learn they may not act', async () => {
     let offset = 0;
     let mayAct: (() => boolean) | undefined;

@@ -56,23 +56,34 @@ export function createFailover(o: FailoverOptions): Failover {
     } catch {
       return (read = undefined); // no file: no failover
     }
+    let next: FailoverSettings | undefined;
     try {
-      return (read = parseFailover(text));
+      next = parseFailover(text);
     } catch (err) {
       o.log.warn({ err }, 'failover settings rejected, keeping the ones in force');
       return read;
     }
+    // Gone stale under MakeBeforeBreak (so not fenced), now told to break first: fence now, as if
+    // it went stale under it; otherwise it would answer ready with its jobs and none would move.
+    if (stale && !fence.fenced && breaksFirst(next) && !breaksFirst(read)) queueMicrotask(fenceNow);
+    return (read = next);
   };
   let fence: Fence = STARTING;
   let fencing = false;
+  let stale = false;
   let held: { text: string | undefined } | undefined;
 
   /** Stale: under BreakBeforeMake stop every job now, before the pod can turn NotReady (W26). */
   function onStale(): void {
+    stale = true;
     if (!breaksFirst(settings())) {
       o.log.warn({}, 'heartbeat stale: not ready; keeping my jobs (MakeBeforeBreak)');
       return;
     }
+    fenceNow();
+  }
+
+  function fenceNow(): void {
     fence = fenceAt(fence, o.configVersion(), o.running());
     o.log.warn({ configVersion: o.configVersion(), running: o.running() }, 'heartbeat stale: fencing, stopping every job');
     fencing = true;
@@ -92,6 +103,7 @@ export function createFailover(o: FailoverOptions): Failover {
           now: o.now,
           onStale,
           onFresh: () => {
+            stale = false;
             o.log.info({}, 'heartbeat fresh');
             if (held) o.redeliver(held.text);
             else o.reacknowledge();

@@ -11,6 +11,8 @@ export interface ParsedReport {
   readonly pod?: string;
   readonly uid?: string;
   readonly version?: number;
+  /** The top-level config version the worker had loaded (job reports). */
+  readonly configVersion?: number;
   /** Epoch ms, the worker's own clock. */
   readonly time: number;
   /** Epoch ms, the container runtime's stamp (the node's clock), when the line had one. */
@@ -53,6 +55,7 @@ export function parseReportLine(line: string): ParsedReport | undefined {
     ...(typeof record.pod === 'string' ? { pod: record.pod } : {}),
     ...(typeof record.uid === 'string' ? { uid: record.uid } : {}),
     ...(typeof record.version === 'number' ? { version: record.version } : {}),
+    ...(typeof record.configVersion === 'number' ? { configVersion: record.configVersion } : {}),
     ...(loggedAt !== undefined ? { loggedAt } : {}),
   };
 }
