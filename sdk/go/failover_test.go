@@ -109,24 +109,24 @@ func (h *heartbeatLeases) setDown(down bool) {
 	h.mu.Unlock()
 }
 
-func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testing.T) {
-	dir := t.TempDir()
+// failoverWorker runs worker w-0 under BreakBeforeMake over dir (config.yml: job a at version 1), its heartbeat
+// through leases; isRunning tells whether job a runs, info the JobInfo of its last call. Stopped at the test's end.
+func failoverWorker(t *testing.T, dir string, leases *heartbeatLeases) (w *Worker, isRunning func() bool, info func() JobInfo) {
+	t.Helper()
 	path := filepath.Join(dir, "config.yml")
 	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
 	write(t, path, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
-	leases := &heartbeatLeases{}
 	var mu sync.Mutex
 	running := map[string]bool{}
-	var info JobInfo
+	var last JobInfo
 	set := func(on bool) func(context.Context, string, JobInfo) error {
 		return func(_ context.Context, job string, i JobInfo) error {
 			mu.Lock()
-			running[job], info = on, i
+			running[job], last = on, i
 			mu.Unlock()
 			return nil
 		}
 	}
-	isRunning := func() bool { mu.Lock(); defer mu.Unlock(); return running["a"] }
 	w, err := New(Options{Start: set(true), Stop: set(false), Pod: "w-0", PodUID: "uid", Namespace: "ns", ConfigPath: path, Leases: leases})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,15 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
+	return w, func() bool { mu.Lock(); defer mu.Unlock(); return running["a"] }, func() JobInfo { mu.Lock(); defer mu.Unlock(); return last }
+}
+
+func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yml")
+	leases := &heartbeatLeases{}
+	w, isRunning, info := failoverWorker(t, dir, leases)
 
 	eventually(t, "a started after the first renewal", isRunning)
 	if leases.renewals() == 0 {
@@ -152,10 +160,7 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 	leases.setDown(true)
 	eventually(t, "a stopped by the renew deadline", func() bool { return !isRunning() })
 	eventually(t, "not ready once fenced", func() bool { ok, _ := w.Ready(); return !ok })
-	mu.Lock()
-	mayAct := info.MayAct
-	mu.Unlock()
-	if mayAct() {
+	if info().MayAct() {
 		t.Fatal("stale: may not act (W29)")
 	}
 	leases.setDown(false)
@@ -174,28 +179,8 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 func TestAFenceLiftsWhenTheSwarmSwitchesToMakeBeforeBreak(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yml")
-	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
-	write(t, path, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
 	leases := &heartbeatLeases{}
-	var mu sync.Mutex
-	running := map[string]bool{}
-	set := func(on bool) func(context.Context, string, JobInfo) error {
-		return func(_ context.Context, job string, _ JobInfo) error {
-			mu.Lock()
-			running[job] = on
-			mu.Unlock()
-			return nil
-		}
-	}
-	isRunning := func() bool { mu.Lock(); defer mu.Unlock(); return running["a"] }
-	w, err := New(Options{Start: set(true), Stop: set(false), Pod: "w-0", PodUID: "uid", Namespace: "ns", ConfigPath: path, Leases: leases})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	w, isRunning, _ := failoverWorker(t, dir, leases)
 
 	eventually(t, "a started", isRunning)
 	leases.setDown(true)
