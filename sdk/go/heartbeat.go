@@ -40,39 +40,11 @@ func microTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 
 // HeartbeatLeaseFor is the heartbeat Lease after a renewal at `at`; fields it does not own are kept.
 func HeartbeatLeaseFor(pod, podUID, namespace, pool string, leaseSeconds int, at time.Time, current Lease) Lease {
-	out := Lease{}
-	for k, v := range current {
-		out[k] = v
-	}
-	out["apiVersion"], out["kind"] = "coordination.k8s.io/v1", "Lease"
-	meta := map[string]any{}
-	for k, v := range field(current, "metadata") {
-		meta[k] = v
-	}
-	meta["name"], meta["namespace"] = HeartbeatLeaseName(pod), namespace
-	labels := map[string]any{}
-	for k, v := range field(meta, "labels") {
-		labels[k] = v
-	}
-	labels[HeartbeatLabel] = pool
-	meta["labels"] = labels
-	annotations := map[string]any{}
-	for k, v := range field(meta, "annotations") {
-		annotations[k] = v
-	}
-	annotations[ProtocolAnnotation] = FailoverProtocol
-	meta["annotations"] = annotations
-	out["metadata"] = meta
-	spec := map[string]any{}
-	for k, v := range field(current, "spec") {
-		spec[k] = v
-	}
-	if spec["holderIdentity"] != podUID {
+	spec := map[string]any{"holderIdentity": podUID, "leaseDurationSeconds": leaseSeconds, "renewTime": microTime(at)}
+	if field(current, "spec")["holderIdentity"] != podUID {
 		spec["acquireTime"] = microTime(at)
 	}
-	spec["holderIdentity"], spec["leaseDurationSeconds"], spec["renewTime"] = podUID, leaseSeconds, microTime(at)
-	out["spec"] = spec
-	return out
+	return leaseWith(current, HeartbeatLeaseName(pod), namespace, map[string]any{HeartbeatLabel: pool}, map[string]any{ProtocolAnnotation: FailoverProtocol}, spec)
 }
 
 type heartbeat struct {

@@ -84,41 +84,36 @@ func (a Acknowledgement) protocol() string {
 	return a.Protocol
 }
 
+// leaseWith is current (nil: none yet) as a Lease named name in namespace, with these labels, annotations and spec
+// fields set over the ones it had: fields its writer does not own are kept.
+func leaseWith(current Lease, name, namespace string, labels, annotations, spec map[string]any) Lease {
+	merged := func(base map[string]any, over map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range over {
+			out[k] = v
+		}
+		return out
+	}
+	out := merged(current, map[string]any{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"})
+	meta := merged(field(current, "metadata"), map[string]any{"name": name, "namespace": namespace})
+	meta["labels"] = merged(field(meta, "labels"), labels)
+	meta["annotations"] = merged(field(meta, "annotations"), annotations)
+	out["metadata"] = meta
+	out["spec"] = merged(field(current, "spec"), spec)
+	return out
+}
+
 // LeaseFor is the Lease after acknowledging ack, from current (nil: none yet); fields it does not own are kept.
 func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt time.Time, current Lease) Lease {
-	out := Lease{}
-	for k, v := range current {
-		out[k] = v
-	}
-	out["apiVersion"], out["kind"] = "coordination.k8s.io/v1", "Lease"
-	meta := map[string]any{}
-	for k, v := range field(current, "metadata") {
-		meta[k] = v
-	}
-	meta["name"], meta["namespace"] = pod, namespace
-	labels := map[string]any{}
-	for k, v := range field(meta, "labels") {
-		labels[k] = v
-	}
-	labels[SwarmLabel] = pool
-	meta["labels"] = labels
-	annotations := map[string]any{}
-	for k, v := range field(meta, "annotations") {
-		annotations[k] = v
-	}
-	annotations[VersionAnnotation] = strconv.Itoa(ack.Version)
-	annotations[DigestAnnotation] = JobsDigest(ack.Jobs)
-	annotations[LoadedAtAnnotation] = loadedAt.UTC().Format(time.RFC3339Nano)
-	annotations[ProtocolAnnotation] = ack.protocol()
-	meta["annotations"] = annotations
-	out["metadata"] = meta
-	spec := map[string]any{}
-	for k, v := range field(current, "spec") {
-		spec[k] = v
-	}
-	spec["holderIdentity"] = podUID
-	out["spec"] = spec
-	return out
+	return leaseWith(current, pod, namespace, map[string]any{SwarmLabel: pool}, map[string]any{
+		VersionAnnotation:  strconv.Itoa(ack.Version),
+		DigestAnnotation:   JobsDigest(ack.Jobs),
+		LoadedAtAnnotation: loadedAt.UTC().Format(time.RFC3339Nano),
+		ProtocolAnnotation: ack.protocol(),
+	}, map[string]any{"holderIdentity": podUID})
 }
 
 // AlreadySays is true when lease says ack, held by podUID, written by this process (loaded at or after since, its
