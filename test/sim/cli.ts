@@ -81,6 +81,9 @@ if (unknown.length) {
 const worker = await bundle(fileURLToPath(new URL('./campaign-worker.ts', import.meta.url)));
 interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; withoutViolations?: number; firstWithout?: Violation; final?: unknown; finalWithout?: unknown }
 const results: Line[] = [];
+let failingSoFar = 0;
+const step = Math.max(1, Math.floor(seeds / 20));
+const began = Date.now();
 await Promise.all(
   Array.from({ length: procs }, (_, p) => {
     const lo = from + Math.floor((seeds * p) / procs);
@@ -90,7 +93,10 @@ await Promise.all(
       createInterface({ input: child.stdout! }).on('line', (l) => {
         const r = JSON.parse(l) as Line;
         results.push(r);
-        if (process.stderr.isTTY || flag('progress')) process.stderr.write(`\r${results.length}/${seeds} schedules`);
+        if (r.violations.length) failingSoFar++;
+        if (process.stderr.isTTY || flag('progress')) process.stderr.write(`\r${results.length}/${seeds} schedules, ${failingSoFar} failing`);
+        // Into a log (not a terminal): a line every twentieth of the campaign.
+        else if (!flag('quiet') && results.length % step === 0) process.stderr.write(`${results.length}/${seeds} schedules, ${failingSoFar} failing, ${Math.round((Date.now() - began) / 1000)} s\n`);
       });
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`campaign worker exited ${code}`))));
     });
