@@ -84,8 +84,10 @@ async function restartOnce(
   const intents = liveIntents(readIntents(configMap?.annotations ?? {}), pods, now);
   const inFlight = new Set(intents.map((i) => i.uid));
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, inFlight, ...(config ? { config } : {}) });
-  if (decision.deletes.length && configMap?.resourceVersion !== undefined) {
-    // The intent first, guarded by the version decided from: a concurrent restart meets a 409 (and reads again) or reads it.
+  if (decision.deletes.length) {
+    // The intent first, guarded by the version decided from: a concurrent restart meets a 409 (and reads again) or
+    // reads it. A read with no version cannot guard one, so nothing is deleted on it.
+    if (configMap?.resourceVersion === undefined) return { ...idle, result: 'waiting', waiting: 'the ConfigMap was read without a resourceVersion' };
     await env.kube.patchConfigMap({
       name: configMap.name,
       namespace: configMap.namespace,

@@ -201,6 +201,17 @@ describe('restart', () => {
     expect(kube.writes.filter((w) => w.op === 'deletePod').length).toBe(deletes);
   });
 
+  it('deletes nothing on a ConfigMap read without a resourceVersion: its intent could not be guarded', async () => {
+    const { kube, env } = await scaledTo3();
+    kube.setReady('ns', 'swarm-worker-2', true);
+    const cm = kube.configMaps.get('ns/swarm-worker-config')!;
+    kube.configMaps.set('ns/swarm-worker-config', { ...cm, resourceVersion: undefined as never });
+    const out = await reconcileRestart(env, key);
+    expect(out.restarted).toEqual([]);
+    expect(out.waiting).toMatch(/without a resourceVersion/);
+    expect(kube.writes.filter((w) => w.op === 'deletePod')).toEqual([]);
+  });
+
   it('does nothing for hot-reloading workers', async () => {
     const { kube, env } = world(2, { restart: { policy: 'None' } });
     await reconcileAssign(env, key);

@@ -346,6 +346,8 @@ describe('observed data behind it', () => {
     expect(view).not.toHaveProperty('unschedulable');
     const both: k8s.V1Pod = { ...running, status: { ...running.status, containerStatuses: [running.status!.containerStatuses![0]!, { ...running.status!.containerStatuses![0]!, name: 'b', state: { running: { startedAt: new Date(plus(7)) } } }] } };
     expect(podView(both).startedAt).toBe(plus(7));
+    // The earliest start too: what any container wrote before it belongs to an earlier run of every one.
+    expect(podView(both).restartedAllAt).toBe(plus(3));
   });
 
   it('a reconcile records the time its version was written, from the env clock', async () => {
