@@ -5,10 +5,16 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // installs in the background on a fresh cluster: they run after the files that
 // need none (whose minutes overlap that install), knative-e2e last of all (on a
 // fresh cluster it leaves Swarm and Knative installed for the cluster's own
-// teardown: undoing them costs a minute).
+// teardown: undoing them costs a minute). Then release-e2e and upgrade-e2e,
+// which take that Swarm away and install their own from releases, reusing
+// that Knative.
+const LAST = ['knative-e2e', 'release-e2e', 'upgrade-e2e'];
 class KnativeLast extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => (f.moduleId.includes('knative-e2e') ? 2 : f.moduleId.endsWith('-e2e.test.ts') ? 1 : 0);
+    const rank = (f: TestSpecification) => {
+      const last = LAST.findIndex((name) => f.moduleId.includes(name));
+      return last >= 0 ? 2 + last : f.moduleId.endsWith('-e2e.test.ts') ? 1 : 0;
+    };
     return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
   }
 }

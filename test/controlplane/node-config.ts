@@ -42,6 +42,8 @@ export interface NodeLayout {
   readonly containerdState: string;
   readonly containerdSocket: string;
   readonly containerdConfig: string;
+  /** containerd's registry hosts directory (config_path): `<host:port>/hosts.toml` per registry it pulls from. */
+  readonly registryHostsDir: string;
   readonly runcRoot: string;
   readonly kubeletRoot: string;
   readonly kubeletConfig: string;
@@ -60,6 +62,7 @@ export function nodeLayout(stateDir = '/var/lib/swarm-node', runDir = '/run/swar
     containerdState: `${runDir}/containerd`,
     containerdSocket: `${runDir}/containerd/containerd.sock`,
     containerdConfig: `${runDir}/containerd-config.toml`,
+    registryHostsDir: `${runDir}/certs.d`,
     runcRoot: `${runDir}/runc`,
     kubeletRoot: `${stateDir}/kubelet`,
     kubeletConfig: `${runDir}/kubelet-config.yaml`,
@@ -92,6 +95,9 @@ disabled_plugins = ['io.containerd.nri.v1.nri', 'io.containerd.snapshotter.v1.bl
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = '${sandboxImage}'
+    # read at each pull: a test's registry adds its hosts.toml while the node runs
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '${n.registryHostsDir}'
 
   [plugins.'io.containerd.cri.v1.runtime']
     enable_selinux = false
@@ -124,6 +130,14 @@ disabled_plugins = ['io.containerd.nri.v1.nri', 'io.containerd.snapshotter.v1.bl
   [plugins.'io.containerd.shim.v1.manager']
     socket_dir = '${n.runDir}/s'
 `;
+}
+
+/**
+ * containerd's hosts.toml for a registry at `address` (host:port) that speaks
+ * plain HTTP (the test registry on loopback): pull and resolve from it, no TLS.
+ */
+export function registryHostsToml(address: string): string {
+  return `server = "http://${address}"\n\n[host."http://${address}"]\n  capabilities = ["pull", "resolve"]\n`;
 }
 
 export function cniConfig(n: NodeLayout): string {

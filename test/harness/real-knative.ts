@@ -266,6 +266,30 @@ export async function applySample(kubeconfig: string, workerImage: string): Prom
   await kubectl(kubeconfig, ['apply', '-f', '-'], rendered);
 }
 
+/** Runs `fn`; a failure is a progress line (cleanup goes on), not an error. */
+async function cleanupStep(progress: Progress, what: string, fn: () => Promise<unknown>): Promise<void> {
+  try {
+    await fn();
+  } catch (error) {
+    progress(`cleanup: ${what} failed: ${((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`);
+  }
+}
+
+/**
+ * Swarm as deploySwarmOnKnative left it, taken away (Knative stays): the
+ * sample's namespace, `npm run undeploy` and the Swarm CRD while Knative's
+ * controllers still clear their finalizers, then the installation's namespace.
+ */
+export async function undeploySwarm(kubeconfig: string, progress: Progress): Promise<void> {
+  const step = (what: string, fn: () => Promise<unknown>) => cleanupStep(progress, what, fn);
+  // No --watch-namespace: the namespace (and with it its bindings) is gone already.
+  const deploy = (command: string) => run('npx', ['tsx', 'bin/deploy.ts', command, '--kubeconfig', kubeconfig, '--kubectl', binPath('kubectl')], { cwd: repo });
+  await step('delete namespace swarm', () => kubectl(kubeconfig, ['delete', 'namespace', 'swarm', '--ignore-not-found', '--timeout=180s']));
+  await step('npm run undeploy', () => deploy('undeploy'));
+  await step('npm run uninstall:crd', () => deploy('uninstall-crd'));
+  await step(`delete namespace ${SYSTEM_NAMESPACE}`, () => kubectl(kubeconfig, ['delete', 'namespace', SYSTEM_NAMESPACE, '--ignore-not-found', '--timeout=180s']));
+}
+
 /**
  * Takes it all away again (a cluster reused by other tests must not keep
  * Knative's webhooks and its 1.2 CPUs of requests): the sample's namespace,
@@ -274,19 +298,8 @@ export async function applySample(kubeconfig: string, workerImage: string): Prom
  */
 export async function uninstallSwarmAndKnative(kubeconfig: string, progress: Progress, options: { waitForNamespaces?: boolean } = {}): Promise<void> {
   const started = Date.now();
-  const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
-    try {
-      await fn();
-    } catch (error) {
-      progress(`cleanup: ${what} failed: ${((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`);
-    }
-  };
-  // No --watch-namespace: the namespace (and with it its bindings) is gone already.
-  const deploy = (command: string) => run('npx', ['tsx', 'bin/deploy.ts', command, '--kubeconfig', kubeconfig, '--kubectl', binPath('kubectl')], { cwd: repo });
-  await step('delete namespace swarm', () => kubectl(kubeconfig, ['delete', 'namespace', 'swarm', '--ignore-not-found', '--timeout=180s']));
-  await step('npm run undeploy', () => deploy('undeploy'));
-  await step('npm run uninstall:crd', () => deploy('uninstall-crd'));
-  await step(`delete namespace ${SYSTEM_NAMESPACE}`, () => kubectl(kubeconfig, ['delete', 'namespace', SYSTEM_NAMESPACE, '--ignore-not-found', '--timeout=180s']));
+  const step = (what: string, fn: () => Promise<unknown>) => cleanupStep(progress, what, fn);
+  await undeploySwarm(kubeconfig, progress);
   await step('delete traefik', () => kubectl(kubeconfig, ['delete', '--ignore-not-found', '--timeout=120s', '-f', join(STACK_DIR, 'traefik.yaml')]));
   const built = await buildKnativeImages(progress, ['serving', 'eventing']);
   for (const file of ['mt-channel-broker.yaml', 'in-memory-channel.yaml', 'eventing-core.yaml', 'serving-core.yaml', 'eventing-crds.yaml', 'serving-crds.yaml']) {

@@ -161,11 +161,14 @@ export async function releaseNamespace(kubeconfig: string, namespace: string, pr
   await kubectl(kubeconfig, ['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
 }
 
-/** Waits until the ApiServerSource's adapter, rolled out, watches `namespace` (or, `watching` false, no longer does). */
-export async function untilSourceWatches(kubeconfig: string, namespace: string, watching: boolean, progress?: Progress, timeoutMs = 180_000): Promise<void> {
+/**
+ * Waits until the ApiServerSource's adapter, rolled out, watches `namespace`
+ * (or, `watching` false, no longer does); Swarm installed in `installedIn`.
+ */
+export async function untilSourceWatches(kubeconfig: string, namespace: string, watching: boolean, progress?: Progress, timeoutMs = 180_000, installedIn = SYSTEM_NAMESPACE): Promise<void> {
   const started = Date.now();
   for (;;) {
-    const list = JSON.parse(await kubectl(kubeconfig, ['get', 'deployments', '-n', SYSTEM_NAMESPACE, '-l', 'eventing.knative.dev/sourceName=swarm', '-o', 'json'])) as {
+    const list = JSON.parse(await kubectl(kubeconfig, ['get', 'deployments', '-n', installedIn, '-l', 'eventing.knative.dev/sourceName=swarm', '-o', 'json'])) as {
       items: {
         metadata: { generation?: number };
         spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };

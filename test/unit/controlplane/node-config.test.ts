@@ -5,6 +5,7 @@ import { ociArchive, tar } from '../../controlplane/oci.js';
 import {
   cniConfig,
   containerdConfig,
+  registryHostsToml,
   coreDnsObjects,
   createPath,
   kubeProxyConfig,
@@ -31,9 +32,14 @@ describe('real node configuration', () => {
     expect(toml).toContain("sandbox = 'localhost/swarm/pause:v1'");
     expect(toml).toContain('SystemdCgroup = false');
     expect(toml).toContain('netns_mounts_under_state_dir = true');
+    expect(toml).toContain("config_path = '/run/x/certs.d'");
     for (const path of toml.match(/'\/[^']+'/g) ?? []) {
       expect(path, path).toMatch(/^'\/(var\/lib\/x|run\/x|usr\/lib\/cni|usr\/sbin\/runc)/);
     }
+  });
+
+  it("lets containerd pull from a plain-HTTP registry by that registry's hosts.toml", () => {
+    expect(registryHostsToml('127.0.0.1:5123')).toBe('server = "http://127.0.0.1:5123"\n\n[host."http://127.0.0.1:5123"]\n  capabilities = ["pull", "resolve"]\n');
   });
 
   it('configures the kubelet for cgroup v1 without systemd, cluster DNS only, and an optional sync period', () => {
