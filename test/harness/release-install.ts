@@ -18,7 +18,7 @@ const run = promisify(execFile);
 
 /**
  * Whether the release's end-to-end files run (release-e2e, upgrade-e2e): only
- * with SWARM_E2E_RELEASE=1, which CI sets (.ci/run). Together they add about
+ * with SWARM_E2E_RELEASE=1 (docs/release.md: how to run them). Together they add about
  * seven minutes to the integration tier (measured alone: 5 min 36 s, 110 s of
  * it waiting for Knative), which a warm local `npm test` (12 minutes at most)
  * has no room for.
