@@ -24,6 +24,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // A hang, not a speed limit: property tests and child processes run ten times slower on a loaded
+          // machine (load 20 on 2 cores failed four at vitest's 5 s), and no test asserts a duration.
+          testTimeout: 60 * 1000,
         },
       },
       {

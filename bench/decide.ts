@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { decideConfigMap } from '../lib/decisions/configmap.js';
 import { computeStatus } from '../lib/decisions/status.js';
 import { readRestarts } from '../lib/decisions/workspace.js';
-import { cachedConfigReader } from '../lib/reconcilers/config-cache.js';
+import { cachedConfigReader } from '../lib/reconcilers/shortcuts.js';
 import { repoRoot } from '../test/controlplane/cluster.js';
 import { swarmOf } from '../test/support/fixtures.js';
 import { acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../test/support/views.js';

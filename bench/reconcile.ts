@@ -11,6 +11,8 @@
 // SWARM_BENCH_SHORTCUTS=1: this tree against itself with each shortcut switched off
 // (lib/reconcilers/shortcuts.ts; hosts from bench/shortcuts-host.ts), in the same run: what
 // each saves. SWARM_BENCH_BASELINE is then optional. Results: their own section of RESULTS.md.
+// SWARM_BENCH_SECONDS_PER_TREE (180): past this many seconds per column the 100- and 500-Swarm
+// steps are skipped (a shared machine may need 600).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/controlplane/ports.js';
@@ -44,6 +46,8 @@ const MAX_SWARMS = Number(process.env.SWARM_BENCH_MAX_SWARMS ?? 500);
 /** The most jobs a Swarm may have (the schema's maxJobs): the target's size. */
 const JOBS = LIMITS.maxJobs;
 const NOOPS = 20;
+/** The run's time budget per tree (column) before the 100- and 500-Swarm steps; a loaded machine needs more. */
+const SECONDS_PER_TREE = Number(process.env.SWARM_BENCH_SECONDS_PER_TREE ?? 180);
 const progress = (line: string) => process.stderr.write(`[bench:reconcile] ${line}\n`);
 const jobs = (n: number, prefix = 'job') => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
@@ -344,7 +348,7 @@ async function main(): Promise<void> {
     trees.forEach((t, i) => put(t, '409s over the whole run', String(conflicts[i])));
 
     for (const total of [100, MAX_SWARMS].filter((n, i, a) => n > 1 && a.indexOf(n) === i)) {
-      if ((Date.now() - t0) / 1000 > 180 * trees.length) {
+      if ((Date.now() - t0) / 1000 > SECONDS_PER_TREE * trees.length) {
         progress(`time is up: flatness measured up to the previous step, not ${total}`);
         break;
       }

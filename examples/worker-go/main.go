@@ -3,7 +3,10 @@
 // report format (examples/worker/README.md), written by the application's own
 // callbacks, so what the pool ran can be rebuilt from the workers' logs
 // (test/support/coverage-recorder) and not from the SDK's word. GET /healthz is
-// the SDK's health. env: the protocol's (docs/worker-protocol.md §2), PORT.
+// the SDK's health (the liveness probe), GET /readyz its readiness (the
+// readiness probe: with failover, protocol 2, NotReady once it fenced or, under
+// MakeBeforeBreak, while its heartbeat is stale; docs/failure-detection.md).
+// env: the protocol's (docs/worker-protocol.md §2), PORT.
 package main
 
 import (
@@ -56,6 +59,7 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", worker.HealthHandler())
+	mux.Handle("/readyz", worker.ReadyHandler())
 	server := &http.Server{Addr: ":" + port, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := server.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {

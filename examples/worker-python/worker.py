@@ -3,7 +3,10 @@ it. Each start and stop is one JSON line on stdout, in the reference worker's
 report format (examples/worker/README.md), written by the application's own
 callbacks, so what the pool ran can be rebuilt from the workers' logs
 (test/support/coverage-recorder) and not from the SDK's word. GET /healthz is
-the SDK's health. env: the protocol's (docs/worker-protocol.md 2), PORT."""
+the SDK's health (the liveness probe), GET /readyz its readiness (the readiness
+probe: with failover, protocol 2, NotReady once it fenced or, under
+MakeBeforeBreak, while its heartbeat is stale; docs/failure-detection.md).
+env: the protocol's (docs/worker-protocol.md 2), PORT."""
 import datetime
 import http.server
 import json
@@ -36,19 +39,26 @@ report(event="worker.started")
 worker = Worker(job("job.started"), job("job.stopped"))
 
 
-class Health(http.server.BaseHTTPRequestHandler):
+class Probes(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - the stdlib's name
-        healthy = self.path == "/healthz" and worker.healthy()
-        self.send_response(200 if healthy else 503 if self.path == "/healthz" else 404)
+        if self.path == "/healthz":
+            ok = worker.healthy()
+            code, body = (200, {"status": "ok"}) if ok else (503, {"status": "unhealthy"})
+        elif self.path == "/readyz":
+            ready, reason = worker.ready()
+            code, body = (200, {"status": "ready"}) if ready else (503, {"status": "not ready", "reason": reason})
+        else:
+            code, body = 404, {"error": "not found", "status": 404}
+        self.send_response(code)
         self.send_header("content-type", "application/json")
         self.end_headers()
-        self.wfile.write(b'{"status":"ok"}\n' if healthy else b'{"status":"unhealthy"}\n')
+        self.wfile.write(json.dumps(body).encode() + b"\n")
 
     def log_message(self, *args):
         pass
 
 
-server = http.server.ThreadingHTTPServer(("", int(os.environ.get("PORT", "8080"))), Health)
+server = http.server.ThreadingHTTPServer(("", int(os.environ.get("PORT", "8080"))), Probes)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 worker.run()
 report(event="worker.stopped")

@@ -6,7 +6,7 @@ import { assignmentChangedEvent } from '../../lib/events/assignment-changed.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
 import { reconcileAssign, type AssignOutcome } from '../../lib/reconcilers/assign.js';
-import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
+import type { Coalescer } from '../../lib/reconcilers/shortcuts.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { boundedAll } from '../../lib/reconcilers/bounded.js';

@@ -4,7 +4,7 @@
 // restart due (policy None, always) they would only wake this function for nothing.
 import type { Trigger } from '../../lib/events/types.js';
 import { keyString } from '../../lib/decisions/routing.js';
-import type { Coalescer } from '../../lib/reconcilers/coalesce.js';
+import type { Coalescer } from '../../lib/reconcilers/shortcuts.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { reconcileRestart, type RestartOutcome } from '../../lib/reconcilers/restart.js';

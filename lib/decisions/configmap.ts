@@ -32,7 +32,7 @@ import { configMapPatch } from './configmap-patch.js';
 import { sizeProblem } from './configmap-size.js';
 import { SPEC_GENERATION_ANNOTATION, specGenerationOf, specReadIsOlder } from './spec-generation.js';
 import { jsonEqual } from './equal.js';
-import { inCustody, stageHandoff } from './handoff.js';
+import { inCustody, sharedInCustody, stageHandoff } from './handoff.js';
 import { nextRestarts } from './restart-bookkeeping.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
@@ -175,8 +175,10 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Read by a StatefulSet's stopping workers only: a Deployment's hands over to its successor whatever this says.
   if (custody?.handover && !pool && !breaksFirst) annotations[HANDOVER_ANNOTATION] = HANDOVER_VALUE;
   else delete annotations[HANDOVER_ANNOTATION];
-  // Judged against the shares being written: what each live pod acknowledges.
-  const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases });
+  // Judged against the shares being written: what each live pod acknowledges. A departing pod too (anyOrdinal):
+  // one that cannot acknowledge runs what it read at its start, so a share changed under it is pinned to it like
+  // any other (restart leaves it alone while it departs, and restarts it if a scale-up brings it back).
+  const facts = workerFacts({ statefulSet, workers, pods: obs.pods, config, ...leases, anyOrdinal: true });
   // The previous config lost: what any pod loaded is unknown, so every live pod is restarted.
   // Restart-only workers load what is published to them only by restarting: a worker
   // whose published jobs changed (a staged job added, say) is restarted like a changed one.
@@ -242,15 +244,6 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
 function withFailover(data: Record<string, string>, spec: ValidSwarm['spec']): Record<string, string> {
   const { [FAILOVER_KEY]: _old, ...rest } = data;
   return spec.failover ? { ...rest, [FAILOVER_KEY]: renderFailover({ leaseSeconds: spec.failover.leaseSeconds, handoff: spec.restart.handoff }) } : rest;
-}
-
-/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
-export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
-  if (dedicated.size === 0) return [];
-  const already = new Set(known.map((u) => u.job));
-  return Object.values(target).flatMap((jobs) =>
-    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
-  );
 }
 
 const dedicatedJobs = (jobs: ValidSwarm['spec']['workload']['jobs']): Set<string> =>

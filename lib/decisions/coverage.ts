@@ -103,6 +103,11 @@ export function judgeAcknowledgement(
 ): ShareAcknowledgement {
   const ack = acks.get(pod.name);
   if (!ack || ack.podUid !== pod.uid) return 'none';
+  // Loaded before every container of the pod started (again): an earlier run's word (a crash, a liveness
+  // restart), and the process running now has said nothing yet (the simulator's seed 742: Ready credited on it).
+  // The earliest start, so a sidecar restarted alone never voids the worker's word.
+  const restarted = pod.restartedAllAt ?? pod.startedAt;
+  if (restarted && ack.loadedAt && Date.parse(ack.loadedAt) < Date.parse(restarted)) return 'none';
   const { jobs, version, released } = share ?? NO_SHARE;
   if (ack.version >= version && ack.digest === jobsDigest(jobs)) return 'runs';
   return released?.length && ack.digest === jobsDigest([...jobs, ...released]) ? 'covers' : 'differs';

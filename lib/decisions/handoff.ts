@@ -12,7 +12,7 @@
 // is added to G only once every other live worker acknowledges the config in
 // force (so none of them still runs it).
 import type { Handoff } from '../api/types.js';
-import type { Assignment } from '../assignment/types.js';
+import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
 import type { WorkerFacts } from './restarts.js';
 import { isExpired, isServing, isStuck } from './workers.js';
@@ -72,7 +72,8 @@ export interface Custody {
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
  * or runs again, the assigner gives its worker its share back, handed over the
  * same way. No serving peer: nothing to hand to, the assignment stands, and
- * `handover` is false if a replaced pod is among them (it then stops at once).
+ * `handover` is false if a replaced pod is among them (it then stops at once)
+ * unless its jobs are already published to a serving pod outside the assignment.
  */
 export function inCustody(
   target: Assignment,
@@ -89,7 +90,7 @@ export function inCustody(
   if (away.length === 0) return { target, handover: true };
   const serving = workers.filter((w) => isServing(facts(w).pod));
   if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
-  if (serving.length === 0) return { target, handover: !away.some(replaced) };
+  if (serving.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
   const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
   const custodians = shared.length > 0 ? shared : serving;
@@ -102,6 +103,26 @@ export function inCustody(
     next[w] = [];
   }
   return { target: next, handover: true };
+}
+
+/** Dedicated jobs that custody put on a worker beside other jobs (the assigner's own unhonoured ones aside). */
+export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<string>, known: readonly UnhonouredDedication[]): UnhonouredDedication[] {
+  if (dedicated.size === 0) return [];
+  const already = new Set(known.map((u) => u.job));
+  return Object.values(target).flatMap((jobs) =>
+    jobs.length > 1 ? jobs.filter((job) => dedicated.has(job) && !already.has(job)).map((job) => ({ job, reason: 'its worker is out of service: a peer runs it beside its own jobs meanwhile' })) : [],
+  );
+}
+
+/**
+ * Every job of `jobs` is published, in the config in force, to another worker whose pod serves: one outside
+ * the assignment (a departing pod past the replicas that took custody earlier) runs them while the replaced
+ * pod waits, so it must not stop first.
+ */
+function runElsewhere(jobs: readonly string[], worker: string, previous: WorkerConfig | undefined, facts: (worker: string) => WorkerFacts): boolean {
+  const published = new Set<string>();
+  for (const [w, share] of Object.entries(previous?.workloads ?? {})) if (w !== worker && isServing(facts(w).pod)) for (const job of share.jobs) published.add(job);
+  return jobs.every((job) => published.has(job));
 }
 
 export function stageHandoff(input: HandoffInput): StagedHandoff {
@@ -181,7 +202,9 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     const othersStopped = [...behind].every((w) => w === worker);
     const heldElsewhere = (job: string) => (holders.get(job) ?? []).some((w) => w !== worker);
     const mine = new Set(previous.workloads[worker]?.jobs ?? []);
-    const awaiting = owns.filter((j) => !mine.has(j) && (heldElsewhere(j) || (earlier.has(j) && !othersStopped)));
+    // A job published to this worker and to another (a make-before-break hand-off in flight when the
+    // handoff switched) waits like any other: never two owners from here on.
+    const awaiting = owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && earlier.has(j) && !othersStopped));
     const waiting = new Set(awaiting);
     jobs[worker] = owns.filter((j) => !waiting.has(j));
     if (awaiting.length > 0) {

@@ -47,7 +47,9 @@ export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
   // cleared a finished step, the Swarm is not Running: status never reports
   // convergence that the ConfigMap's own annotation still contradicts.
   const recorded = (obs.workspace?.steps ?? []).filter((s) => live.has(s.worker));
-  const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}) }) : (): WorkerFacts => ({});
+  // Every step judged by its pinned pod wherever its ordinal: a pod outside a range read a moment apart from the
+  // one `pods` uses (a StatefulSet read before a resize landed) is not a finished step (the simulator's seed 1013).
+  const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}), anyOrdinal: true }) : (): WorkerFacts => ({});
   const outstanding = new Set(recorded.filter((s) => stepState(s, facts(s.worker)) !== 'done').map((s) => s.worker));
   const coverage: Coverage | undefined =
     sts && obs.config && !obs.problem

@@ -35,6 +35,8 @@ export interface PodView {
   waiting?: { reason: string; message?: string };
   /** RFC 3339: when the last of its containers started running (absent until all run). */
   startedAt?: string;
+  /** RFC 3339: the earliest of its containers' starts, when it differs from `startedAt` (a pod with sidecars). */
+  restartedAllAt?: string;
   /** RFC 3339: when its Ready condition (before it is scheduled: PodScheduled) last changed. */
   readinessChangedAt?: string;
   /** The share version its kubelet was last asked to deliver (CONFIG_REFRESH_ANNOTATION; lib/decisions/refresh.ts). */

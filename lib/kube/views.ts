@@ -31,7 +31,7 @@ export function podView(p: k8s.V1Pod): PodView {
 }
 
 /** Why a pod is not (yet) serving, and when its containers started: what a stuck rollout is reported with. */
-function podProgress(p: k8s.V1Pod): Pick<PodView, 'phase' | 'unschedulable' | 'waiting' | 'startedAt' | 'readinessChangedAt'> {
+function podProgress(p: k8s.V1Pod): Pick<PodView, 'phase' | 'unschedulable' | 'waiting' | 'startedAt' | 'restartedAllAt' | 'readinessChangedAt'> {
   const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
   const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
   const changed = (ready ?? scheduled)?.lastTransitionTime;
@@ -39,12 +39,16 @@ function podProgress(p: k8s.V1Pod): Pick<PodView, 'phase' | 'unschedulable' | 'w
   const waiting = statuses.find((c) => c.state?.waiting?.reason)?.state?.waiting;
   const started = statuses.map((c) => c.state?.running?.startedAt);
   // The pod runs its share once every container runs: the latest start counts.
-  const startedAt = statuses.length > 0 && started.every((d) => d !== undefined) ? started.map((d) => iso(d)).sort().at(-1) : undefined;
+  const starts = statuses.length > 0 && started.every((d) => d !== undefined) ? started.map((d) => iso(d)).sort() : [];
+  const startedAt = starts.at(-1);
+  // Every container started again since then (the earliest start): whatever one of them wrote before is an earlier run's.
+  const restartedAllAt = starts[0];
   return {
     ...(p.status?.phase ? { phase: p.status.phase } : {}),
     ...(scheduled?.status === 'False' && scheduled.reason === 'Unschedulable' ? { unschedulable: scheduled.message ?? '' } : {}),
     ...(waiting?.reason ? { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } } : {}),
     ...(startedAt ? { startedAt } : {}),
+    ...(restartedAllAt && restartedAllAt !== startedAt ? { restartedAllAt } : {}),
     ...(changed ? { readinessChangedAt: iso(changed) } : {}),
   };
 }

@@ -16,12 +16,11 @@ import { readLastChange, readRestarts, type LastChange } from '../decisions/work
 import type { WorkerConfig } from '../workerconfig/index.js';
 import type { ReconcileEnv } from './env.js';
 import { rfc3339 } from './env.js';
-import { cachedConfigReader, rememberWritten } from './config-cache.js';
+import { cachedConfigReader, rememberWritten, shortcutOn } from './shortcuts.js';
 import { boundedAll } from './bounded.js';
 import { observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
-import { shortcutOn } from './shortcuts.js';
 import { writeStatus } from './status-writer.js';
 
 export interface AssignOutcome {

@@ -15,7 +15,7 @@ import type { Trigger } from '../events/types.js';
 import { claimant, poolOfEvent, type SwarmKey } from '../decisions/routing.js';
 import { classifyFailure } from '../kube/errors.js';
 import type { ReconcileEnv } from './env.js';
-import { shortcutOn } from './shortcuts.js';
+import { isOwnEcho } from './shortcuts.js';
 
 interface Target {
   key: SwarmKey;
@@ -37,9 +37,8 @@ export async function targetsFor(env: Pick<ReconcileEnv, 'kube' | 'log' | 'short
   }
   if (trigger.kind === 'ConfigMap') return trigger.swarm ? [{ key: { namespace: trigger.namespace, name: trigger.swarm } }] : [];
   if (trigger.kind === 'Swarm') {
-    // assign's own status write coming back: that generation is reconciled, and
-    // whatever changed since has its own event (or the resync's). Nothing to read.
-    if (trigger.generationObserved && shortcutOn(env.shortcuts, 'echoSkip')) return [];
+    // assign's own status write coming back: nothing to read (the echo skip, shortcuts.ts).
+    if (isOwnEcho(trigger, env.shortcuts)) return [];
     const key = { namespace: trigger.namespace, name: trigger.name };
     // The Swarms naming the StatefulSet the event's copy named: if the Swarm is
     // among them, that one list is its read and its claim check (observe.ts).

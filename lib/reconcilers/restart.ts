@@ -13,11 +13,10 @@ import { readRestarts } from '../decisions/workspace.js';
 import { ANNOTATION_RESTARTING, liveIntents, mayStillDelete, readIntents, recordIntents } from '../decisions/restart-intents.js';
 import type { ReconcileEnv } from './env.js';
 import { SWARM_LABEL } from '../workerconfig/index.js';
-import { cachedConfigReader } from './config-cache.js';
+import { cachedConfigReader, shortcutOn } from './shortcuts.js';
 import { listWorkerPods, observe } from './observe.js';
 import { reportPermanent } from './permanent.js';
 import { retryOnConflict } from './retry.js';
-import { shortcutOn } from './shortcuts.js';
 
 export interface RestartOutcome {
   key: SwarmKey;
@@ -84,8 +83,10 @@ async function restartOnce(
   const intents = liveIntents(readIntents(configMap?.annotations ?? {}), pods, now);
   const inFlight = new Set(intents.map((i) => i.uid));
   const decision = decideRestarts({ swarm: valid, statefulSet, workspace, pods, leases, inFlight, ...(config ? { config } : {}) });
-  if (decision.deletes.length && configMap?.resourceVersion !== undefined) {
-    // The intent first, guarded by the version decided from: a concurrent restart meets a 409 (and reads again) or reads it.
+  if (decision.deletes.length) {
+    // The intent first, guarded by the version decided from: a concurrent restart meets a 409 (and reads again) or
+    // reads it. A read with no version cannot guard one, so nothing is deleted on it.
+    if (configMap?.resourceVersion === undefined) return { ...idle, result: 'waiting', waiting: 'the ConfigMap was read without a resourceVersion' };
     await env.kube.patchConfigMap({
       name: configMap.name,
       namespace: configMap.namespace,

@@ -65,7 +65,7 @@ func (w *Worker) apply(ctx context.Context, text []byte) {
 			gained = append(gained, j)
 		}
 	}
-	stopInfo := JobInfo{ShareVersion: before.Version, ConfigVersion: version}
+	stopInfo := w.info(before.Version, version)
 	var wg sync.WaitGroup
 	for _, j := range lost {
 		w.mu.Lock()
@@ -88,12 +88,12 @@ func (w *Worker) apply(ctx context.Context, text []byte) {
 		return
 	}
 	w.mu.Lock()
-	w.share, w.configVersion = next, version
+	w.share, w.configVersion, w.loaded = next, version, true
 	w.mu.Unlock()
 	if len(lost)+len(gained) > 0 {
 		w.log.Info("share changed", "version", next.Version, "configVersion", version, "gained", gained, "lost", lost)
 	}
-	startInfo := JobInfo{ShareVersion: next.Version, ConfigVersion: version}
+	startInfo := w.info(next.Version, version)
 	for _, j := range gained {
 		wg.Add(1)
 		go func(job string) {
@@ -134,11 +134,11 @@ func (w *Worker) retry(ctx context.Context) {
 	var due []string
 	for job := range w.retryDue {
 		delete(w.retryDue, job)
-		if _, failed := w.failed[job]; failed && contains(w.share.Jobs, job) && !w.stopping {
+		if _, failed := w.failed[job]; failed && contains(w.share.Jobs, job) && !w.stopping && w.fo.mayStart() {
 			due = append(due, job)
 		}
 	}
-	info := JobInfo{ShareVersion: w.share.Version, ConfigVersion: w.configVersion}
+	info := w.info(w.share.Version, w.configVersion)
 	w.mu.Unlock()
 	if len(due) == 0 {
 		return
@@ -169,6 +169,7 @@ func (w *Worker) acknowledge(ctx context.Context) {
 	if w.ack == nil {
 		return
 	}
+	protocol := w.fo.protocol()
 	w.mu.Lock()
 	if w.configVersion < 0 || w.stopping {
 		w.mu.Unlock()
@@ -180,8 +181,8 @@ func (w *Worker) acknowledge(ctx context.Context) {
 			jobs = append(jobs, j)
 		}
 	}
-	ack := Acknowledgement{Version: w.configVersion, Jobs: jobs}
-	said := fmt.Sprint(ack.Version, ":", jobs)
+	ack := Acknowledgement{Version: w.configVersion, Jobs: jobs, Protocol: protocol}
+	said := fmt.Sprint(ack.Version, ":", protocol, ":", jobs)
 	if said == w.acknowledged {
 		w.mu.Unlock()
 		return
@@ -200,4 +201,22 @@ func (w *Worker) acknowledge(ctx context.Context) {
 		}
 		w.log.Info("acknowledged", "version", ack.Version, "jobs", len(jobs))
 	}()
+}
+
+// fenceJobs: the heartbeat went stale under BreakBeforeMake: every job stops now, before the pod can turn
+// NotReady, and the share is held as none until the fence lifts (W26, failover.go).
+func (w *Worker) fenceJobs(ctx context.Context) {
+	w.mu.Lock()
+	version := w.configVersion
+	w.failed, w.retryDue = map[string]int{}, map[string]bool{}
+	w.mu.Unlock()
+	running := w.runner.Running()
+	w.fo.fenced(version, len(running))
+	w.log.Warn("heartbeat stale: fencing, stopping every job", "configVersion", version, "running", len(running))
+	w.stopRunning()
+	w.mu.Lock()
+	w.share = Share{Version: w.share.Version}
+	w.mu.Unlock()
+	w.fo.fenceDone()
+	w.acknowledge(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseConfigReadsSharesAndMarks(t *testing.T) {
@@ -76,5 +77,20 @@ func TestDepartureOf(t *testing.T) {
 		if got := DepartureOf("w", c.pod, c.start, c.replicas); got != c.want {
 			t.Errorf("%s (%d, %d): %v", c.pod, c.start, c.replicas, got)
 		}
+	}
+}
+
+// A Lease an earlier run of the pod wrote is written again: Swarm voids an acknowledgement loaded before the
+// pod's containers last started (lease.go AlreadySays).
+func TestAlreadySaysOnlyWhatThisProcessWrote(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 1, 0, 0, time.UTC)
+	ack := Acknowledgement{Version: 3, Jobs: []string{"a"}}
+	earlier := LeaseFor("w-0", "uid", "ns", "w", ack, start.Add(-time.Minute), nil)
+	if AlreadySays(earlier, "uid", ack, start) {
+		t.Fatal("an earlier run's Lease counted as this process's")
+	}
+	mine := LeaseFor("w-0", "uid", "ns", "w", ack, start.Add(time.Second), nil)
+	if !AlreadySays(mine, "uid", ack, start) {
+		t.Fatal("this process's own Lease not recognised")
 	}
 }

@@ -18,6 +18,10 @@ type JobInfo struct {
 	ShareVersion int
 	// ConfigVersion is the top-level version being applied.
 	ConfigVersion int
+	// MayAct, with failover, is true while this worker's ownership of its jobs is certain by its own
+	// clock (heartbeat fresh, not fenced). A job that acts on the world checks it before each act: a
+	// process resumed after a pause learns here, before its timers do, that its jobs may have moved (W29).
+	MayAct func() bool
 }
 
 type inFlight struct {

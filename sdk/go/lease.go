@@ -22,7 +22,7 @@ const (
 	ProtocolAnnotation = "k8slab.info/worker-protocol"
 	HandoverAnnotation = "k8slab.info/handover"
 	HandoverValue      = "MakeBeforeBreak"
-	// Protocol is the version of docs/worker-protocol.md this SDK implements.
+	// Protocol is what a worker announces without failover.yml (protocol 1); with it, FailoverProtocol.
 	Protocol = "1"
 )
 
@@ -72,55 +72,62 @@ func field(m map[string]any, name string) map[string]any {
 
 // Acknowledgement is what the Lease is to say.
 type Acknowledgement struct {
-	Version int
-	Jobs    []string
+	Version  int
+	Jobs     []string
+	Protocol string // "" reads as Protocol (1)
+}
+
+func (a Acknowledgement) protocol() string {
+	if a.Protocol == "" {
+		return Protocol
+	}
+	return a.Protocol
+}
+
+// leaseWith is current (nil: none yet) as a Lease named name in namespace, with these labels, annotations and spec
+// fields set over the ones it had: fields its writer does not own are kept.
+func leaseWith(current Lease, name, namespace string, labels, annotations, spec map[string]any) Lease {
+	merged := func(base map[string]any, over map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range over {
+			out[k] = v
+		}
+		return out
+	}
+	out := merged(current, map[string]any{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"})
+	meta := merged(field(current, "metadata"), map[string]any{"name": name, "namespace": namespace})
+	meta["labels"] = merged(field(meta, "labels"), labels)
+	meta["annotations"] = merged(field(meta, "annotations"), annotations)
+	out["metadata"] = meta
+	out["spec"] = merged(field(current, "spec"), spec)
+	return out
 }
 
 // LeaseFor is the Lease after acknowledging ack, from current (nil: none yet); fields it does not own are kept.
 func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt time.Time, current Lease) Lease {
-	out := Lease{}
-	for k, v := range current {
-		out[k] = v
-	}
-	out["apiVersion"], out["kind"] = "coordination.k8s.io/v1", "Lease"
-	meta := map[string]any{}
-	for k, v := range field(current, "metadata") {
-		meta[k] = v
-	}
-	meta["name"], meta["namespace"] = pod, namespace
-	labels := map[string]any{}
-	for k, v := range field(meta, "labels") {
-		labels[k] = v
-	}
-	labels[SwarmLabel] = pool
-	meta["labels"] = labels
-	annotations := map[string]any{}
-	for k, v := range field(meta, "annotations") {
-		annotations[k] = v
-	}
-	annotations[VersionAnnotation] = strconv.Itoa(ack.Version)
-	annotations[DigestAnnotation] = JobsDigest(ack.Jobs)
-	annotations[LoadedAtAnnotation] = loadedAt.UTC().Format(time.RFC3339Nano)
-	annotations[ProtocolAnnotation] = Protocol
-	meta["annotations"] = annotations
-	out["metadata"] = meta
-	spec := map[string]any{}
-	for k, v := range field(current, "spec") {
-		spec[k] = v
-	}
-	spec["holderIdentity"] = podUID
-	out["spec"] = spec
-	return out
+	return leaseWith(current, pod, namespace, map[string]any{SwarmLabel: pool}, map[string]any{
+		VersionAnnotation:  strconv.Itoa(ack.Version),
+		DigestAnnotation:   JobsDigest(ack.Jobs),
+		LoadedAtAnnotation: loadedAt.UTC().Format(time.RFC3339Nano),
+		ProtocolAnnotation: ack.protocol(),
+	}, map[string]any{"holderIdentity": podUID})
 }
 
-// AlreadySays is true when lease says ack, held by podUID.
-func AlreadySays(lease Lease, podUID string, ack Acknowledgement) bool {
+// AlreadySays is true when lease says ack, held by podUID, written by this process (loaded at or after since, its
+// first acknowledgement). One an earlier run of the pod wrote is written again: Swarm voids an acknowledgement
+// loaded before the pod's containers last started.
+func AlreadySays(lease Lease, podUID string, ack Acknowledgement, since time.Time) bool {
 	if lease == nil {
 		return false
 	}
 	a := field(field(lease, "metadata"), "annotations")
-	return field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
-		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == Protocol
+	loaded, _ := a[LoadedAtAnnotation].(string)
+	at, err := time.Parse(time.RFC3339Nano, loaded)
+	return err == nil && !at.Before(since) && field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
+		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == ack.protocol()
 }
 
 var ordinalSuffix = regexp.MustCompile(`^(.+)-(0|[1-9][0-9]*)$`)
@@ -151,6 +158,7 @@ type Acknowledger struct {
 	mu     sync.Mutex
 	write  sync.Mutex
 	latest *Acknowledgement
+	since  time.Time // the first acknowledgement's time: what this process wrote is loaded at or after it
 }
 
 // Acknowledge returns once the Lease says ack (or a newer call superseded it), or with the error that ended the tries.
@@ -172,6 +180,9 @@ func (a *Acknowledger) Acknowledge(ctx context.Context, ack Acknowledgement) err
 		now = time.Now
 	}
 	loadedAt := now()
+	if a.since.IsZero() {
+		a.since = loadedAt
+	}
 	for attempt := 1; ; attempt++ {
 		a.mu.Lock()
 		superseded := a.latest != mine
@@ -184,7 +195,7 @@ func (a *Acknowledger) Acknowledge(ctx context.Context, ack Acknowledgement) err
 			if err != nil {
 				return err
 			}
-			if AlreadySays(current, a.PodUID, ack) {
+			if AlreadySays(current, a.PodUID, ack, a.since) {
 				return nil
 			}
 			body := LeaseFor(a.Pod, a.PodUID, a.Namespace, a.Pool, ack, loadedAt, current)

@@ -1,9 +1,11 @@
 // Package swarmworker is the Swarm worker SDK for Go (docs/worker-protocol.md,
-// protocol 1): the application gives Start and Stop for one job (and,
+// protocols 1 and 2): the application gives Start and Stop for one job (and,
 // optionally, a health check of its jobs); the Worker follows the mounted
 // config.yml (or reads it once, restart policy Restart), stops before it
 // starts, acknowledges what runs in the pod's Lease, drains or hands over when
-// Run's context ends (SIGTERM), and judges its own health.
+// Run's context ends (SIGTERM), and judges its own health. With failover
+// (protocol 2: failover.yml beside config.yml) it also renews a heartbeat and
+// fences itself when it cannot (heartbeat.go, fence.go, failover.go).
 package swarmworker
 
 import (
@@ -55,6 +57,7 @@ type Worker struct {
 	kube   *Kube
 	ack    *Acknowledger
 	runner *runner
+	fo     *failover
 
 	wake chan struct{}
 
@@ -65,6 +68,7 @@ type Worker struct {
 	configVersion int
 	failed        map[string]int
 	stopping      bool
+	loaded        bool // a config was read and applied (or found absent)
 	acknowledged  string
 	retryDue      map[string]bool
 }
@@ -131,6 +135,13 @@ func New(o Options) (*Worker, error) {
 	} else {
 		w.log.Info("not in a cluster with POD_UID and a ServiceAccount token: not acknowledging")
 	}
+	w.fo = newFailover(o.ConfigPath, w.log, o.StopDeadline, w.signal)
+	hb, _ := leases.(heartbeatAPI)
+	if w.ack != nil && hb != nil {
+		w.fo.hb = newHeartbeat(&heartbeat{api: hb, pod: o.Pod, podUID: o.PodUID, namespace: o.Namespace, pool: w.ack.Pool,
+			load: w.fo.load, healthy: w.runner.Healthy, onStale: w.fo.onStale, onFresh: w.fo.onFresh,
+			onError: func(err error) { w.log.Warn("heartbeat renewal failed", "err", err.Error()) }})
+	}
 	return w, nil
 }
 
@@ -167,6 +178,18 @@ func (w *Worker) loop(ctx context.Context, done chan<- struct{}) {
 		case <-w.wake:
 		}
 		for {
+			w.fo.judge() // first: a process resumed after a pause learns it is stale before it acts (W28)
+			if w.fo.takeFenceDue() {
+				w.fenceJobs(ctx)
+			}
+			if held, fresh := w.fo.takeFresh(); fresh {
+				w.mu.Lock()
+				w.acknowledged = "" // one that failed while out of reach was given up: write it again
+				if held != nil && !w.hasPending {
+					w.pending, w.hasPending = held, true
+				}
+				w.mu.Unlock()
+			}
 			w.mu.Lock()
 			text, has := w.pending, w.hasPending
 			w.pending, w.hasPending = nil, false
@@ -178,9 +201,13 @@ func (w *Worker) loop(ctx context.Context, done chan<- struct{}) {
 			if !has {
 				break
 			}
+			if w.fo.hold(*text) {
+				continue
+			}
 			w.apply(ctx, *text)
 		}
 		w.retry(ctx)
+		w.acknowledge(ctx)
 	}
 }
 
@@ -191,6 +218,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	follow, stopFollowing := context.WithCancel(context.Background())
 	defer stopFollowing()
 	loopDone := make(chan struct{})
+	w.fo.begin()
+	if w.fo.hb != nil {
+		go w.fo.hb.run(follow)
+	}
 	go w.loop(follow, loopDone)
 	go func() {
 		readOnce := false
@@ -236,7 +267,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 func (w *Worker) stopRunning() {
 	w.mu.Lock()
-	info := JobInfo{ShareVersion: w.share.Version, ConfigVersion: w.configVersion}
+	info := w.info(w.share.Version, w.configVersion)
 	w.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, j := range w.runner.Running() {

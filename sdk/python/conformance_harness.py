@@ -1,7 +1,9 @@
 """The conformance harness of the Python SDK (sdk/conformance/README.md): an
 application whose callbacks report each call on stdout and obey the runner's
-commands on stdin (hold a call, fail one, call a job sick)."""
+commands on stdin (hold a call, fail one, call a job sick), and answers what
+the SDK says of itself (health, readiness, may_act)."""
 import json
+import logging
 import os
 import sys
 import threading
@@ -13,6 +15,7 @@ lock = threading.Lock()
 holds = {}
 fails = set()
 sick = set()
+latest = []  # the info of the latest callback: its may_act answers for the worker (W29)
 
 
 def emit(event):
@@ -21,7 +24,9 @@ def emit(event):
         sys.stdout.flush()
 
 
-def call(callback, job):
+def call(callback, job, info):
+    with lock:
+        latest[:] = [info]
     emit({"event": callback, "job": job})
     key = f"{callback} {job}"
     with lock:
@@ -39,14 +44,16 @@ def seconds(name):
     return int(value) / 1000 if value else None
 
 
+# The SDK's log on stderr, which the runner shows when a step fails.
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(message)s")
 options = {}
 if seconds("SWARM_HARNESS_START_DEADLINE_MS"):
     options["start_deadline"] = seconds("SWARM_HARNESS_START_DEADLINE_MS")
 if seconds("SWARM_HARNESS_STOP_DEADLINE_MS"):
     options["stop_deadline"] = seconds("SWARM_HARNESS_STOP_DEADLINE_MS")
 worker = Worker(
-    lambda job, info: call("start", job),
-    lambda job, info: call("stop", job),
+    lambda job, info: call("start", job, info),
+    lambda job, info: call("stop", job, info),
     lambda jobs: not sick,
     service_account_dir=os.environ.get("SWARM_HARNESS_SERVICEACCOUNT_DIR"),
     **options,
@@ -81,6 +88,12 @@ def commands():
                 sick.discard(command["job"])
         elif cmd == "health":
             emit({"event": "health", "healthy": worker.healthy()})
+        elif cmd == "readiness":
+            emit({"event": "readiness", "ready": worker.ready()[0]})
+        elif cmd == "mayAct":
+            with lock:
+                info = latest[0] if latest else None
+            emit({"event": "mayAct", "mayAct": bool(info and info.may_act())})
 
 
 started = threading.Event()

@@ -10,7 +10,7 @@ import { assignFunction } from '../../functions/assign/index.js';
 import { apiServerEvent, toTrigger } from '../../lib/events/index.js';
 import { LIMITS } from '../../lib/api/schema.js';
 import { createK8sClient, loadKubeConfig } from '../../lib/kube/k8s-client.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { silentLog } from '../support/fixtures.js';
 import { parse } from '../../lib/workerconfig/index.js';

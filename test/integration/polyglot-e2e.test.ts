@@ -12,7 +12,6 @@
 // zero uncovered job-seconds, counted by the coverage recorder from what each
 // example application logs in its own start and stop callbacks.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
 import { importImages } from '../controlplane/cluster.js';
 import { startEndToEnd, type EndToEnd } from '../harness/end-to-end.js';
 import { poolRun, SCRIPT, START_REPLICAS, STEP_TIMEOUT, victimOf, type PoolRun, type StepOutcome } from '../harness/pool-script.js';
@@ -32,20 +31,11 @@ const runs = {} as Record<Language, PoolRun>;
 const images = {} as Record<Language, string>;
 
 /**
- * The sample pool (knative/samples/statefulset.yaml) running `image`. The
- * sample's readiness probe asks /readyz, which only the TypeScript worker
- * serves; these examples serve /healthz (the SDK's health), and coverage is
- * judged by the Lease, never by readiness (docs/worker-protocol.md).
+ * The sample pool (knative/samples/statefulset.yaml) running `image`, its
+ * probes as they are: these examples serve /healthz (the SDK's health) and
+ * /readyz (its readiness), as the TypeScript worker does.
  */
-function poolYaml(namespace: string, image: string): string {
-  return parseAllDocuments(workerPoolYaml(namespace, START_REPLICAS, image))
-    .map((doc) => {
-      const object = doc.toJS() as { kind: string; spec: { template: { spec: { containers: Array<{ readinessProbe: { httpGet: { path: string } } }> } } } };
-      if (object.kind === 'StatefulSet') for (const c of object.spec.template.spec.containers) c.readinessProbe.httpGet.path = '/healthz';
-      return stringify(object);
-    })
-    .join('---\n');
-}
+const poolYaml = (namespace: string, image: string): string => workerPoolYaml(namespace, START_REPLICAS, image);
 
 /** Both pools through the same step at once. */
 const both = async (step: (language: Language) => Promise<StepOutcome>) => {

@@ -24,5 +24,5 @@ for (let seed = from; seed < to; seed++) {
   const differs = without ? outcome(without) !== outcome(r) : undefined;
   const invariants = (x: typeof r) => JSON.stringify([...new Set(x.violations.map((v) => v.invariant))].sort());
   const invariantsDiffer = without ? invariants(without) !== invariants(r) : undefined;
-  process.stdout.write(`${JSON.stringify({ seed, options: schedule.options, steps: r.steps, simulatedMs: r.simulatedMs, violations: r.violations, ...(without ? { differs, invariantsDiffer, withoutViolations: without.violations.length, final: r.final, finalWithout: without.final } : {}) })}\n`);
+  process.stdout.write(`${JSON.stringify({ seed, options: schedule.options, steps: r.steps, simulatedMs: r.simulatedMs, violations: r.violations, ...(without ? { differs, invariantsDiffer, withoutViolations: without.violations.length, firstWithout: without.violations[0], final: r.final, finalWithout: without.final } : {}) })}\n`);
 }

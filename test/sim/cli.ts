@@ -1,6 +1,6 @@
 // npm run sim — the deterministic simulator's command line (test/sim/README.md).
 //   npm run sim -- --seeds 300 [--from 1] [--procs 2]   a campaign; one summary line, a table of combinations
-//   npm run sim -- --seed 4242 [--trace] [--shrink]     one schedule: its trace; a failing one shrunk
+//   npm run sim -- --seed 4242 [--trace] [--shrink] [--without a,b]   one schedule: its trace; a failing one shrunk
 //   npm run sim -- --schedule FILE [--trace] [--shrink]  a schedule as data (a corpus entry)
 //   npm run sim -- --seeds N --compare [--without a,b]   each schedule also without the shortcuts (all: echoSkip, configCache, coalescer)
 //   npm run sim -- --corpus                             replay the regression corpus
@@ -48,14 +48,16 @@ if (one !== undefined) {
   const loaded = file ? (JSON.parse(readFileSync(file, 'utf8')) as Schedule | { schedule: Schedule }) : undefined;
   let schedule = loaded ? ('schedule' in loaded ? loaded.schedule : loaded) : generate(Number(one));
   const [{ run }, { shrink }] = await Promise.all([world(), import('./shrink.js')]);
-  const first = await run(schedule, { trace: flag('trace') });
+  // --without a,b: this one schedule with those shortcuts switched off (what a --compare campaign found).
+  const shortcuts = Object.fromEntries((value('without')?.split(',') ?? []).map((s) => [s, false])) as Partial<Shortcuts>;
+  const first = await run(schedule, { trace: flag('trace'), shortcuts });
   if (flag('trace')) for (const line of first.trace) out(line);
   out(`seed ${one}: ${JSON.stringify(schedule.options)}`);
   out(`seed ${one}: ${first.steps} steps, ${(first.simulatedMs / 60000).toFixed(1)} simulated min, ${first.violations.length} violations`);
   for (const v of first.violations.slice(0, 20)) out(`  ${describe(v)}`);
   if (flag('shrink') && first.violations.length) {
-    schedule = await shrink(schedule, first.violations[0]!.invariant);
-    const again = await run(schedule, { trace: true });
+    schedule = await shrink(schedule, first.violations[0]!.invariant, undefined, shortcuts);
+    const again = await run(schedule, { trace: true, shortcuts });
     out(`shrunk to ${schedule.actions.length} actions and faults:`);
     for (const a of schedule.actions) out(`  ${JSON.stringify(a)}`);
     out(`schedule: ${JSON.stringify(schedule)}`);
@@ -77,7 +79,7 @@ if (unknown.length) {
   process.exit(2);
 }
 const worker = await bundle(fileURLToPath(new URL('./campaign-worker.ts', import.meta.url)));
-interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; final?: unknown; finalWithout?: unknown }
+interface Line { seed: number; options: Options; steps: number; simulatedMs: number; violations: Violation[]; differs?: boolean; invariantsDiffer?: boolean; withoutViolations?: number; firstWithout?: Violation; final?: unknown; finalWithout?: unknown }
 const results: Line[] = [];
 await Promise.all(
   Array.from({ length: procs }, (_, p) => {
@@ -125,8 +127,11 @@ if (flag('compare')) {
   // The shortcuts switched off: the same end state and the same invariants broken, schedule by schedule.
   const differing = results.filter((r) => r.differs);
   const clean = results.filter((r) => !r.invariantsDiffer && r.violations.length === 0).length;
-  out(`without ${without.join(', ')}: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.filter((r) => !r.invariantsDiffer).length} break the same invariants (${clean} none either way)`);
+  const other = results.filter((r) => r.invariantsDiffer);
+  const violationsWithout = results.reduce((n, r) => n + (r.withoutViolations ?? 0), 0);
+  out(`without ${without.join(', ')}: ${results.length - differing.length} of ${results.length} schedules reach the same end state (every job once, the same share sizes, the same status); ${results.length - other.length} break the same invariants (${clean} none either way); ${violationsWithout} violations without`);
   for (const r of differing.slice(0, 5)) out(`  seed ${r.seed} differs: ${JSON.stringify(r.final)} vs ${JSON.stringify(r.finalWithout)}`);
+  for (const r of other.slice(0, 5)) out(`  seed ${r.seed} breaks other invariants: ${r.violations[0] ? describe(r.violations[0]) : 'none'}; without: ${r.firstWithout ? describe(r.firstWithout) : 'none'}`);
 }
 const hours = results.reduce((s, r) => s + r.simulatedMs, 0) / 3_600_000;
 const steps = results.reduce((s, r) => s + r.steps, 0);

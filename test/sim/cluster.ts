@@ -14,7 +14,7 @@ import { jobsDigest } from '../../lib/workerconfig/index.js';
 import { departureOf, waitsOn, type Departure } from '../../sdk/typescript/src/drain.js';
 import { INITIAL_STATE, nextState, stopAll, type WorkerState } from '../../sdk/typescript/src/state.js';
 import { EPOCH, podKey, stamp, type ConfigMapObj, type DeploymentObj, type LeaseObj, type PodObj, type StatefulSetObj, type WorkerTemplate, templateLabels } from './model.js';
-import type { FailoverModel, FailoverProc } from './failover.js';
+import { PROBE, type FailoverModel, type FailoverProc } from './failover.js';
 import type { Rng } from './rng.js';
 import type { Store, WatchEvent } from './store.js';
 import type { Timeline } from './timeline.js';
@@ -193,8 +193,13 @@ export class Cluster {
       return;
     }
     this.load(proc, k.volume);
-    // The readiness probe (every 2 s) passes once the worker listens.
-    this.timeline.after(this.rng.seconds(0.2, 2.0), () => {
+    // The readiness probe (knative/samples: /readyz every 1 s for the StatefulSet, 2 s for the Deployment, no
+    // initialDelaySeconds) passes once the worker has read its share, as here. The kubelet's probe worker ticks from
+    // the pod's admission, not from this start, so the first probe after the load fires at a phase uniform within the
+    // period (plus ~10 ms for the status write): Ready may land before the worker's first Lease (10-120 ms after its
+    // load), as failover.ts's probe allows.
+    const periodMs = this.pool.kind === 'StatefulSet' ? PROBE.periodMs : 2000;
+    this.timeline.after(this.rng.int(10, periodMs + 9), () => {
       if (!proc.alive) return;
       this.updatePod(uid, (p) => (p.ready ? p : { ...p, ready: true, readinessChangedAt: this.timeline.now }));
       this.truth.pod(pod.name, 'ready');
@@ -429,6 +434,28 @@ export class Cluster {
     if (!k) return;
     k.crashLoopUntil = untilMs;
     this.crash(uid, 'crash-loop');
+  }
+
+  /**
+   * How many pods have each job in their share: as their process loaded it, or as their volume holds it for
+   * a process yet to read it. Where a switch of handoff to BreakBeforeMake starts from (checker.ts).
+   */
+  toldJobs(): Map<string, number> {
+    const told = new Map<string, number>();
+    for (const p of this.pods()) {
+      const k = this.kubelets.get(p.uid);
+      if (!k) continue;
+      const jobs = new Set(k.proc?.alive ? k.proc.state.share.jobs : []);
+      if (k.volume !== undefined) {
+        try {
+          for (const job of parse(k.volume).workloads[p.name]?.jobs ?? []) jobs.add(job);
+        } catch {
+          // a garbled file names nothing
+        }
+      }
+      for (const job of jobs) told.set(job, (told.get(job) ?? 0) + 1);
+    }
+    return told;
   }
 
   livePodUids(): string[] {

@@ -11,7 +11,7 @@
 // LIVENESS_MS. The checker learns what really runs: a frozen process's jobs
 // run nothing until it resumes, and it fences (by its clock) before they do.
 import { failoverTimings, parse, type FailoverSettings } from '../../lib/workerconfig/index.js';
-import { fenceAt, mayResume, readiness, STARTING, UNFENCED, breaksFirst, type Fence } from '../../sdk/typescript/src/fence.js';
+import { admit, fenceAt, readiness, STARTING, UNFENCED, breaksFirst, type Fence } from '../../sdk/typescript/src/fence.js';
 import type { Rng } from './rng.js';
 import type { Timeline } from './timeline.js';
 
@@ -104,21 +104,24 @@ export class FailoverModel {
       b.stash = { text };
       return true;
     }
-    if (!breaksFirst(this.settings()) || !b.fence.fenced) return false;
-    let version: number | undefined | 'unreadable';
-    try {
-      version = text === undefined ? undefined : parse(text).version;
-    } catch {
-      version = 'unreadable';
+    // The SDK's own rule (fence.ts admit): held while fenced; under MakeBeforeBreak the fence lifts.
+    const version = (): number | undefined | 'unreadable' => {
+      try {
+        return text === undefined ? undefined : parse(text).version;
+      } catch {
+        return 'unreadable';
+      }
+    };
+    const next = admit(b.fence, breaksFirst(this.settings()), this.fresh(b), version);
+    if (!next) {
+      b.held = { text };
+      return true;
     }
-    if (mayResume(b.fence, this.fresh(b), version)) {
-      b.fence = UNFENCED;
-      b.held = undefined;
-      this.recheck(proc);
-      return false;
-    }
-    b.held = { text };
-    return true;
+    const wasFenced = b.fence.fenced;
+    b.fence = next;
+    b.held = undefined;
+    if (wasFenced) this.recheck(proc);
+    return false;
   }
 
   /** Readiness as the worker answers it (a frozen one answers nothing). */

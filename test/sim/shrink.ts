@@ -1,12 +1,14 @@
 // Shrinking a failing schedule: delta debugging over its user actions and
 // faults (the seed, and so the background randomness, stays), keeping a
 // smaller schedule while the same invariant still fails.
+import type { Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import type { Schedule } from './schedule.js';
 import { run } from './world.js';
 
-export async function shrink(schedule: Schedule, invariant: string, budgetMs = 120_000): Promise<Schedule> {
+/** `shortcuts`: those switched off in every run (a schedule that fails only without them). */
+export async function shrink(schedule: Schedule, invariant: string, budgetMs = 120_000, shortcuts: Partial<Shortcuts> = {}): Promise<Schedule> {
   const started = Date.now();
-  const fails = async (s: Schedule) => (await run(s)).violations.some((v) => v.invariant === invariant);
+  const fails = async (s: Schedule) => (await run(s, { shortcuts })).violations.some((v) => v.invariant === invariant);
   let current = schedule;
   let chunks = 2;
   while (current.actions.length > 0 && Date.now() - started < budgetMs) {

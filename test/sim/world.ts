@@ -7,8 +7,7 @@ import type { Swarm } from '../../lib/api/types.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { KubeError } from '../../lib/kube/errors.js';
-import { createCoalescer, uncoalesced } from '../../lib/reconcilers/coalesce.js';
-import type { Shortcuts } from '../../lib/reconcilers/shortcuts.js';
+import { createCoalescer, uncoalesced, type Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -116,6 +115,7 @@ class World {
     this.checker.setHandoff(o.handoff);
     this.checker.setRefused(refused(o.policy, o.acknowledges));
     this.checker.shares = () => this.sharesInApi();
+    this.checker.told = () => this.cluster.toldJobs();
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -155,6 +155,9 @@ class World {
       this.cluster.failover = new FailoverModel(settings, this.timeline, root.fork('failover-model'), failoverTruth, this.cluster.failoverHost());
     }
     this.store.watch((e) => this.source(e));
+    // Slots that left the pool (a scale-down by anyone: a user, or assign through the scale subresource) are
+    // nobody's to serve any more.
+    this.store.watch((e) => e.kind === 'StatefulSet' && this.checker.slotsLeft((name) => this.slotWanted(name)));
   }
 
   /** The shares config.yml holds in the API now, parsed as the workers parse it (undefined: absent or garbled). */
@@ -400,8 +403,6 @@ class World {
     const next = structuredClone(current);
     change(next);
     this.store.put(kind, key, next);
-    // Slots that left the pool with this change are nobody's to serve any more.
-    this.checker.slotsLeft((name) => this.slotWanted(name));
   }
 
   // --- Knative: the source, the broker, the services ---------------------------------
@@ -415,6 +416,7 @@ class World {
       (e.kind === 'ConfigMap' && (e.value as ConfigMapObj).labels?.['app.kubernetes.io/managed-by'] === 'swarm');
     if (!watched) return;
     if (e.kind === 'Swarm' || e.kind === 'ConfigMap') this.log(`${e.verb} ${e.kind} rv ${e.rv}`);
+    if (e.kind === 'ConfigMap' && process.env.SIM_ANNOT) this.log(`annotations ${JSON.stringify((e.value as ConfigMapObj).annotations ?? null)}`);
     if (e.kind === 'ConfigMap' && process.env.SIM_CONFIG) this.log(`config.yml ${JSON.stringify((e.value as ConfigMapObj).data?.['config.yml'] ?? null)}`);
     const object = kubeObject(e.kind, e.value, e.rv);
     this.publish({ type: `dev.knative.apiserver.resource.${e.verb}`, kind: e.kind, data: object }, `${e.kind}/${object.metadata.name}@${e.rv}`);

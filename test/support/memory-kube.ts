@@ -352,7 +352,7 @@ export class MemoryKube implements KubeClient {
 
 /**
  * Every config.yml Swarm writes parses back (the reconciler remembers what it
- * wrote rather than parsing it again: config-cache.ts rememberWritten), so the
+ * wrote rather than parsing it again: shortcuts.ts rememberWritten), so the
  * stub checks what a real read would: a config that would not is a test failure.
  */
 function parsesBack(cm: ConfigMapView): void {

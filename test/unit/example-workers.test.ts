@@ -40,7 +40,7 @@ describe.each([
   ['Go', goWorker],
   ['Python', pythonWorker],
 ])('the %s example worker (local process)', (_name, make) => {
-  it('reports its starts, a move and the stops on SIGTERM in its own lines; /healthz answers', async () => {
+  it('reports its starts, a move and the stops on SIGTERM in its own lines; /healthz and /readyz answer', async () => {
     const [command, args, env] = make();
     dir = mkdtempSync(join(tmpdir(), 'swarm-example-'));
     const configPath = join(dir, 'config.yml');
@@ -60,6 +60,7 @@ describe.each([
     writeConfig(configPath, 2, ['stream:b', 'stream:c']);
     await eventually('stream:c started', async () => events().includes('job.started stream:c'), 20_000, 50);
     expect((await eventually('/healthz', async () => fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined), 20_000, 100)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited, stderr).toBe(0);
     const seen = events();

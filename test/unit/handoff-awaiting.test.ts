@@ -40,3 +40,25 @@ describe('break-before-make: a job awaiting one gainer, given to another', () =>
     expect(staged.marks['swarm-worker-2']).toBeUndefined();
   });
 });
+
+// The simulator's corpus switch-to-bbm-mid-handover (seed 575): a make-before-break hand-off in flight (the job
+// published to its gainer and, releasing, to its loser) when the Swarm switches to break-before-make.
+describe('break-before-make after a switch: a job published to two workers', () => {
+  const v4: WorkerConfig = {
+    version: 4,
+    workloads: {
+      'swarm-worker-1': { jobs: ['job-1', 'job-3'], version: 4, releasing: ['job-3'] },
+      'swarm-worker-2': { jobs: ['job-3'], version: 4 },
+    },
+  };
+  const target = { 'swarm-worker-1': ['job-1'], 'swarm-worker-2': ['job-3'] };
+  const runs = (worker: string): WorkerFacts => ({ pod: workerPod(Number(worker.slice(-1))), ack: 'runs' });
+
+  it('awaits on its gainer until the loser has stopped it: never two owners from the switch on', () => {
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v4, target, facts: runs });
+    expect(staged.jobs['swarm-worker-1']).toEqual(['job-1']);
+    expect(staged.jobs['swarm-worker-2']).toEqual([]);
+    expect(staged.marks['swarm-worker-2']).toEqual({ awaiting: ['job-3'] });
+  });
+});
+

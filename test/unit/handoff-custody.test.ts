@@ -2,8 +2,7 @@
 // and never onto a worker that runs a dedicated job alone while another peer serves (the
 // simulator's power campaign: custody by job count picked the dedicated worker, it has the fewest).
 import { describe, expect, it } from 'vitest';
-import { sharedInCustody } from '../../lib/decisions/configmap.js';
-import { inCustody } from '../../lib/decisions/handoff.js';
+import { inCustody, sharedInCustody } from '../../lib/decisions/handoff.js';
 import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { workerPod } from '../support/views.js';
@@ -48,3 +47,22 @@ describe('dedications in custody, as status counts them (sharedInCustody)', () =
     expect(sharedInCustody(target, new Set(), [])).toEqual([]);
   });
 });
+
+// The simulator's corpus replaced-pod-custodian-departing (seed 308): a StatefulSet pod deleted by hand while
+// the Swarm scaled down to it alone; its jobs were already published, in custody, to a pod now past the replicas.
+describe('a replaced pod whose jobs a departing pod already holds', () => {
+  const target = { 'swarm-worker-0': ['a', 'b'] };
+  const terminating = (ordinal: number): WorkerFacts => ({ pod: { ...workerPod(ordinal), ready: false, terminating: true }, ack: 'runs' });
+  const facts = (w: string) => (w === 'swarm-worker-0' ? terminating(0) : serving(Number(w.slice(-1))));
+
+  it('waits for its share to empty (handover) instead of stopping first', () => {
+    const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a', 'b'], version: 4 } } }));
+    expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(true);
+  });
+
+  it('stops at once when no serving pod holds them: waiting would only hold its replacement back', () => {
+    const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a'], version: 4 } } }));
+    expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(false);
+  });
+});
+

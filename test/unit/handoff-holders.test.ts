@@ -108,3 +108,23 @@ describe('policy Restart: a departing worker whose pod cannot acknowledge', () =
     expect(gained(gone).sort()).toEqual([...ran].sort());
   });
 });
+
+// The simulator's corpus restart-noack-departing-returns (seed 422): a pod that cannot acknowledge departs (its
+// share emptied with no restart: it is leaving), then a scale-up brings it back before it is gone. It still runs
+// what it read at its start: its share change is pinned to it, so nobody gains those jobs until it is restarted.
+describe('policy Restart: a departing pod that cannot acknowledge, brought back by a scale-up', () => {
+  it('is pinned for a restart when its share changes while it departs, and holds its jobs until restarted', () => {
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } }));
+    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
+    const v1 = configOf(first);
+    const pods = [workerPod(0), workerPod(1)];
+    // kubectl scale sts --replicas 1: swarm-worker-1 departs, its share empties.
+    const shrunk = written(decideConfigMap({ swarm, statefulSet: sts(1), configMap: first, pods }));
+    expect(readRestarts(shrunk.annotations).steps.map((s) => [s.worker, s.staleUid])).toContainEqual(['swarm-worker-1', pods[1]!.uid]);
+    // Back to 2 before its pod is gone: none of the jobs it read at its start goes to anyone else yet.
+    const back = configOf(written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: shrunk, pods })));
+    const ran = new Set(v1.workloads['swarm-worker-1']!.jobs);
+    expect((back.workloads['swarm-worker-0']?.jobs ?? []).filter((j) => ran.has(j))).toEqual([]);
+  });
+});
+

@@ -1,8 +1,8 @@
-// The per-instance memory of the assign reconciler (lib/reconcilers/config-cache.ts):
+// The per-instance memory of the assign reconciler (the config cache, lib/reconcilers/shortcuts.ts):
 // an optimisation only, so every answer must be the one computed afresh, and
 // an entry must never answer for other inputs.
 import { describe, expect, it } from 'vitest';
-import { cachedConfigReader, rememberWritten } from '../../lib/reconcilers/config-cache.js';
+import { cachedConfigReader, rememberWritten } from '../../lib/reconcilers/shortcuts.js';
 import type { ConfigMapView } from '../../lib/kube/types.js';
 import { assignmentOf, nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 

@@ -8,7 +8,7 @@ import { LIMITS } from '../../lib/api/schema.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import type { MemoryKube } from '../support/memory-kube.js';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { KubeError } from '../../lib/kube/errors.js';
 import { reconcileAssign } from '../../lib/reconcilers/assign.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import { reconcileRestart } from '../../lib/reconcilers/restart.js';
 import { targetsFor } from '../../lib/reconcilers/keys.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
@@ -199,6 +199,17 @@ describe('restart', () => {
     await reconcileRestart(env, key);
     await reconcileAssign(env, key);
     expect(kube.writes.filter((w) => w.op === 'deletePod').length).toBe(deletes);
+  });
+
+  it('deletes nothing on a ConfigMap read without a resourceVersion: its intent could not be guarded', async () => {
+    const { kube, env } = await scaledTo3();
+    kube.setReady('ns', 'swarm-worker-2', true);
+    const cm = kube.configMaps.get('ns/swarm-worker-config')!;
+    kube.configMaps.set('ns/swarm-worker-config', { ...cm, resourceVersion: undefined as never });
+    const out = await reconcileRestart(env, key);
+    expect(out.restarted).toEqual([]);
+    expect(out.waiting).toMatch(/without a resourceVersion/);
+    expect(kube.writes.filter((w) => w.op === 'deletePod')).toEqual([]);
   });
 
   it('does nothing for hot-reloading workers', async () => {

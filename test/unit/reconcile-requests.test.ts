@@ -17,7 +17,7 @@ import { createMetrics } from '../../lib/observability/metrics.js';
 import { restartFunction } from '../../functions/restart/index.js';
 import type { JobSpec } from '../../lib/assignment/types.js';
 import type { Trigger } from '../../lib/events/types.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
 import { silentLog } from '../support/fixtures.js';
 import { swarmOf } from '../support/fixtures.js';

@@ -18,7 +18,7 @@ import { resyncPingEvent } from '../../lib/events/ping.js';
 import { apiServerEvent } from '../../lib/events/apiserver-event.js';
 import { podView } from '../../lib/kube/views.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
-import { createCoalescer } from '../../lib/reconcilers/coalesce.js';
+import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
 import { converge, sts, validSwarm, workerPod } from '../support/views.js';
@@ -346,6 +346,8 @@ describe('observed data behind it', () => {
     expect(view).not.toHaveProperty('unschedulable');
     const both: k8s.V1Pod = { ...running, status: { ...running.status, containerStatuses: [running.status!.containerStatuses![0]!, { ...running.status!.containerStatuses![0]!, name: 'b', state: { running: { startedAt: new Date(plus(7)) } } }] } };
     expect(podView(both).startedAt).toBe(plus(7));
+    // The earliest start too: what any container wrote before it belongs to an earlier run of every one.
+    expect(podView(both).restartedAllAt).toBe(plus(3));
   });
 
   it('a reconcile records the time its version was written, from the env clock', async () => {

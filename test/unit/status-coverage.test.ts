@@ -80,6 +80,16 @@ describe('computeCoverage', () => {
     expect(c.workers.get('swarm-worker-1')).toEqual({ state: 'Uncovered' });
   });
 
+  it('a lease loaded before the pod\'s containers (re)started speaks for an earlier run, not this one (sim seed 742)', () => {
+    const later = '2026-11-22T00:00:10Z';
+    // The worker container restarted after its last acknowledgement (a crash): nothing said yet by the new process.
+    const crashed = coverage([pod(0), pod(1, { startedAt: later })], both);
+    expect(crashed.uncovered).toEqual(['c']);
+    // A sidecar restarted alone (its containers' earliest start is before the load): the worker's word stands.
+    const sidecar = coverage([pod(0), pod(1, { startedAt: later, restartedAllAt: '2026-11-21T23:59:00Z' })], both);
+    expect(sidecar.uncovered).toEqual([]);
+  });
+
   it('a worker whose pod is missing covers nothing', () => {
     expect(coverage([pod(0)], both).uncovered).toEqual(['c']);
   });

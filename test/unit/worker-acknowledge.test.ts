@@ -58,6 +58,16 @@ describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
     expect(alreadySays(api.lease, 'uid-2', { version: 4, jobs: ['a', 'c'] })).toBe(false);
   });
 
+  it('writes again what an earlier run of the pod wrote (Swarm voids an acknowledgement loaded before the container started)', async () => {
+    const api = new FakeLeases();
+    await setup(api)({ version: 3, jobs: ['a'] });
+    // The container restarted a minute later: the same share, but this process has not said it yet.
+    const restarted = createAcknowledger({ pod: 'swarm-worker-1', podUid: 'uid-1', namespace: 'ns', api, backoffMs: 1, now: () => new Date('2026-11-22T00:01:00Z') });
+    await restarted({ version: 3, jobs: ['a'] });
+    expect(api.calls).toEqual(['read', 'create', 'read', 'replace']);
+    expect(api.lease?.metadata?.annotations?.['k8slab.info/loaded-at']).toBe('2026-11-22T00:01:00.000Z');
+  });
+
   it('retries conflicts and transient failures, gives up at once on a refusal', async () => {
     const api = new FakeLeases();
     api.failures = [503, 409, 429];

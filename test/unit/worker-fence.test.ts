@@ -4,7 +4,7 @@
 // jumps past the renew deadline), a hung job (the health check fails), and the
 // shared timing arithmetic and failover.yml (lib/workerconfig/failover.ts).
 import { describe, expect, it } from 'vitest';
-import { fenceAt, mayResume, readiness, STARTING, UNFENCED } from '../../sdk/typescript/src/fence.js';
+import { admit, fenceAt, mayResume, readiness, STARTING, UNFENCED } from '../../sdk/typescript/src/fence.js';
 import { createHeartbeat, heartbeatLease, microTime } from '../../sdk/typescript/src/heartbeat.js';
 import type { Lease, LeaseApi } from '../../sdk/typescript/src/lease.js';
 import { failoverTimings, minimumProbeWindowSeconds, parseFailover, renderFailover, type FailoverSettings } from '../../lib/workerconfig/index.js';
@@ -42,6 +42,15 @@ describe('the fence', () => {
     expect(mayResume(STARTING, true, 3)).toBe(true);
     // Fenced again before it resumed: the first fence's version stands.
     expect(fenceAt(fence, 9, 0)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
+  });
+
+  it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (corpus fenced-then-switched-to-mbb)', () => {
+    const fenced = fenceAt(UNFENCED, 39, 16);
+    expect(admit(fenced, true, false, () => 41)).toBeUndefined();
+    expect(admit(fenced, true, true, () => 41)).toEqual(UNFENCED);
+    // The Swarm switched to MakeBeforeBreak while the worker was cut off: it applies what arrives, stale or not,
+    // and no older config it held is applied after this one (the simulator's seed 431 stopped 19 jobs so).
+    expect(admit(fenced, false, false, () => 41)).toEqual(UNFENCED);
   });
 
   it('is ready under BreakBeforeMake until its fencing stops returned, under MakeBeforeBreak while fresh and healthy', () => {

@@ -56,3 +56,17 @@ def test_departure():
     assert departure_of("w", "w-5", 5, 2) == REPLACED
     assert departure_of("w", "w-4", 5, 2) == LEAVING
     assert departure_of("w", "w-0", 0, None) == ENDED
+
+
+def test_already_says_only_what_this_process_wrote():
+    """A Lease an earlier run of the pod wrote is written again: Swarm voids an acknowledgement loaded before the
+    pod's containers last started (lease.py already_says)."""
+    import datetime
+
+    from swarm_worker.lease import already_says, lease_for
+
+    start = datetime.datetime(2026, 11, 22, 0, 1, tzinfo=datetime.timezone.utc)
+    earlier = lease_for("w-0", "uid", "ns", "w", 3, ["a"], "2026-11-22T00:00:00Z", None)
+    mine = lease_for("w-0", "uid", "ns", "w", 3, ["a"], "2026-11-22T00:01:01.250000Z", None)
+    assert not already_says(earlier, "uid", 3, ["a"], since=start)
+    assert already_says(mine, "uid", 3, ["a"], since=start)

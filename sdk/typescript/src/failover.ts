@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FAILOVER_KEY, FAILOVER_PROTOCOL, parse, parseFailover, type FailoverSettings } from '../../../lib/workerconfig/index.js';
-import { breaksFirst, fenceAt, mayResume, readiness, STARTING, UNFENCED, type Fence, type Readiness } from './fence.js';
+import { admit, breaksFirst, fenceAt, readiness, STARTING, UNFENCED, type Fence, type Readiness } from './fence.js';
 import { createHeartbeat, type Heartbeat } from './heartbeat.js';
 import type { LeaseApi } from './lease.js';
 
@@ -120,21 +120,29 @@ export function createFailover(o: FailoverOptions): Failover {
     mayAct: () => !settings() || (fresh() && !fence.fenced),
     mayStart: () => !breaksFirst(settings()) || !fence.fenced,
     hold(text) {
-      if (!breaksFirst(settings()) || !fence.fenced) return false;
-      let version: number | undefined | 'unreadable';
-      try {
-        version = text === undefined ? undefined : parse(text).version;
-      } catch {
-        version = 'unreadable';
+      // failover.yml may have appeared with this config (the ConfigMap made after the worker started):
+      // read it with the config, and under BreakBeforeMake run nothing before the first renewal (W27).
+      const now = heartbeat ? load() : undefined;
+      if (breaksFirst(now) && heartbeat?.lastRenewal() === undefined) {
+        if (!fence.fenced) fence = STARTING;
+        if (!breaksFirst(settings())) void heartbeat?.tick(); // renew now, not at the next look for the file
       }
-      if (mayResume(fence, fresh(), version)) {
-        if (fence.stoppedJobs) o.log.info({ configVersion: version, fencedAt: fence.atVersion }, 'resuming after a fence');
-        fence = UNFENCED;
-        held = undefined;
-        return false;
+      const version = (): number | undefined | 'unreadable' => {
+        try {
+          return text === undefined ? undefined : parse(text).version;
+        } catch {
+          return 'unreadable';
+        }
+      };
+      const next = admit(fence, breaksFirst(settings()) || breaksFirst(now), fresh(), version);
+      if (!next) {
+        held = { text };
+        return true;
       }
-      held = { text };
-      return true;
+      if (fence.fenced && fence.stoppedJobs) o.log.info({ configVersion: version(), fencedAt: fence.atVersion }, 'resuming after a fence');
+      fence = next;
+      held = undefined;
+      return false;
     },
     ready: async ({ loaded, stopping }) =>
       readiness({ settings: settings(), fresh: fresh(), healthy: await o.healthy(), fence, fencing, loaded, stopping }),

@@ -32,6 +32,18 @@ export function fenceAt(fence: Fence, version: number | undefined, running: numb
 }
 
 /**
+ * The fence a config that arrives is applied under (UNFENCED), or undefined:
+ * hold it until the worker may resume (`version` read only then). A fence
+ * means nothing under MakeBeforeBreak (`breaks` false): one closed before the
+ * Swarm switched handoff lifts, and the config it held — older than this one —
+ * is dropped, never redelivered when the heartbeat is fresh again.
+ */
+export function admit(fence: Fence, breaks: boolean, fresh: boolean, version: () => number | undefined | 'unreadable'): Fence | undefined {
+  if (!breaks || !fence.fenced) return UNFENCED;
+  return mayResume(fence, fresh, version()) ? UNFENCED : undefined;
+}
+
+/**
  * A fenced worker may apply `version` (undefined: no config file, which runs
  * nothing) once its heartbeat is fresh, and — if it stopped jobs — only a
  * config newer than the one it fenced at.

@@ -92,11 +92,16 @@ export function leaseFor(options: { pod: string; podUid: string; namespace: stri
   };
 }
 
-/** The Lease already says this (a write would change nothing). */
-export function alreadySays(lease: Lease | undefined, podUid: string, ack: Acknowledged): boolean {
+/**
+ * The Lease already says this, written by this process (loaded at or after `since`, its start): a write would
+ * change nothing. One an earlier run of the pod wrote is written again: Swarm voids an acknowledgement loaded
+ * before the pod's containers last started.
+ */
+export function alreadySays(lease: Lease | undefined, podUid: string, ack: Acknowledged, since = 0): boolean {
   const a = lease?.metadata?.annotations ?? {};
   return (
     lease?.spec?.holderIdentity === podUid &&
+    Date.parse(a[LOADED_AT_ANNOTATION] ?? '') >= since &&
     a[VERSION_ANNOTATION] === String(ack.version) &&
     a[DIGEST_ANNOTATION] === jobsDigest(ack.jobs) &&
     a[PROTOCOL_ANNOTATION] === (ack.protocol ?? WORKER_PROTOCOL)
@@ -126,6 +131,7 @@ export function createAcknowledger(options: AcknowledgerOptions): (ack: Acknowle
   if (!statefulSet) throw new Error(`cannot tell the pool of pod ${options.pod}; set SWARM_POOL`);
   const { api } = options;
   const now = options.now ?? (() => new Date());
+  const since = now().getTime();
   const attempts = options.attempts ?? 8;
   const backoffMs = options.backoffMs ?? 200;
   const target = { pod: options.pod, podUid: options.podUid, namespace: options.namespace, statefulSet };
@@ -140,7 +146,7 @@ export function createAcknowledger(options: AcknowledgerOptions): (ack: Acknowle
       if (latest !== ack) return; // superseded: the newer call writes
       try {
         const current = await api.read(target.namespace, name);
-        if (alreadySays(current, target.podUid, ack)) return;
+        if (alreadySays(current, target.podUid, ack, since)) return;
         const body = leaseFor(target, ack, loadedAt, current);
         if (current) await api.replace(target.namespace, body);
         else await api.create(target.namespace, body);

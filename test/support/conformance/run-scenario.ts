@@ -1,6 +1,8 @@
 // Drives one SDK's conformance harness through one scenario: writes config.yml
 // as the kubelet does, changes the API objects, signals the process, and
 // checks the callbacks it reports and the Lease it writes on a real API server.
+// For protocol 2 it also cuts the harness off from the API server (a relay,
+// partition.ts), freezes its process (SIGSTOP), and watches its heartbeat.
 import * as k8s from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseWorker } from '../../../lib/assignment/workers.js';
-import { DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, WORKER_PROTOCOL, jobsDigest, render } from '../../../lib/workerconfig/index.js';
+import { DIGEST_ANNOTATION, FAILOVER_KEY, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, render, renderFailover } from '../../../lib/workerconfig/index.js';
 import { clearVolume, writeVolume } from './config-dir.js';
+import { expiryOf, heartbeatMismatch, watchHeartbeat } from './heartbeat-watch.js';
+import { relay } from './partition.js';
 import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer, type Prepared } from './namespace.js';
 import type { LeaseExpectation, Scenario, Step } from './scenario.js';
 
@@ -27,7 +31,8 @@ const WAIT_MS = 20_000;
 /** The harness's deadlines: short, so overruns happen within a step's wait. */
 const DEADLINE_MS = 1500;
 
-type Call = { event: 'start' | 'stop'; job: string };
+/** A callback the harness reported, and when the runner read the line (ms, wall clock). */
+type Call = { event: 'start' | 'stop'; job: string; at: number };
 interface LeaseState {
   lease: k8s.V1Lease;
 }
@@ -44,8 +49,8 @@ async function until<T>(what: string, check: () => T | undefined, describe: () =
   }
 }
 
-/** What is wrong with `lease` against the expectation, or undefined when it matches (W9, W13, W14). */
-export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string }): string | undefined {
+/** What is wrong with `lease` against the expectation, or undefined when it matches (W9, W13, W14; the protocol, §4). */
+export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string; protocol: string }): string | undefined {
   const annotations = lease.metadata?.annotations ?? {};
   const labels = lease.metadata?.labels ?? {};
   const spec = (lease.spec ?? {}) as Record<string, unknown>;
@@ -54,7 +59,7 @@ export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, wh
   if (labels[SWARM_LABEL] !== who.pool) wrong.push(`label ${SWARM_LABEL}=${labels[SWARM_LABEL]} (want ${who.pool})`);
   if (annotations[VERSION_ANNOTATION] !== String(expected.version)) wrong.push(`version ${annotations[VERSION_ANNOTATION]} (want ${expected.version})`);
   if (annotations[DIGEST_ANNOTATION] !== jobsDigest(expected.jobs)) wrong.push(`digest ${annotations[DIGEST_ANNOTATION]} (want that of [${expected.jobs.join(', ')}])`);
-  if (annotations[PROTOCOL_ANNOTATION] !== WORKER_PROTOCOL) wrong.push(`${PROTOCOL_ANNOTATION}=${annotations[PROTOCOL_ANNOTATION]}`);
+  if (annotations[PROTOCOL_ANNOTATION] !== who.protocol) wrong.push(`${PROTOCOL_ANNOTATION}=${annotations[PROTOCOL_ANNOTATION]} (want ${who.protocol})`);
   if (Number.isNaN(Date.parse(annotations[LOADED_AT_ANNOTATION] ?? ''))) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}`);
   for (const field of ['renewTime', 'acquireTime', 'leaseDurationSeconds', 'leaseTransitions']) if (spec[field] !== undefined && spec[field] !== null) wrong.push(`spec.${field} set (reserved, W14)`);
   for (const [k, v] of Object.entries(expected.labels ?? {})) if (labels[k] !== v) wrong.push(`label ${k}=${labels[k]} (want ${v})`);
@@ -79,6 +84,15 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const uid = randomUUID();
   const pool = parseWorker(scenario.pod)?.statefulSet ?? scenario.pod;
+  const protocol = String(scenario.protocol ?? 1);
+  /** The files of the mounted volume now: each update writes them all, as the kubelet does. */
+  let files: Record<string, string> = {};
+  const writeFiles = (changed: Record<string, string>) => writeVolume(volume, (files = { ...files, ...changed }));
+  const network = await relay(api.host, api.port);
+  cleanups.push(() => network.close());
+  const heartbeats = await watchHeartbeat(api.kc, namespace, scenario.pod);
+  cleanups.push(() => heartbeats.abort());
+  let matchedHeartbeat = -1;
   const saDir = join(dir, 'serviceaccount');
   const volume = join(dir, 'config');
   mkdirSync(saDir);
@@ -113,7 +127,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       POD_NAMESPACE: namespace,
       CONFIG_PATH: join(volume, 'config.yml'),
       KUBERNETES_SERVICE_HOST: api.host,
-      KUBERNETES_SERVICE_PORT: String(api.port),
+      KUBERNETES_SERVICE_PORT: String(network.port),
       SWARM_HARNESS_SERVICEACCOUNT_DIR: saDir,
       SWARM_HARNESS_START_DEADLINE_MS: String(DEADLINE_MS),
       SWARM_HARNESS_STOP_DEADLINE_MS: String(DEADLINE_MS),
@@ -127,7 +141,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-6000)));
   createInterface({ input: child.stdout }).on('line', (line) => {
     try {
-      events.push(JSON.parse(line) as Record<string, unknown>);
+      events.push({ ...(JSON.parse(line) as Record<string, unknown>), at: Date.now() });
     } catch {
       stderr += `(stdout, not JSON) ${line}\n`;
     }
@@ -140,13 +154,14 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   const calls = (): Call[] => events.filter((e): e is Call => e.event === 'start' || e.event === 'stop');
   let consumed = 0;
   let matchedLease = preexisting - 1;
-  let asked = 0;
+  const asked = new Map<string, number>();
   const describe = () =>
     [
       `harness ${harness.sdk}, scenario ${scenario.name}, namespace ${namespace}`,
       `calls: ${calls().map((c, i) => `${i < consumed ? '' : '*'}${c.event} ${c.job}`).join(', ') || '(none)'} (* not yet expected)`,
       `lease states: ${leases.map((l) => `${l.lease.metadata?.annotations?.[VERSION_ANNOTATION]}/${l.lease.spec?.holderIdentity === uid ? 'own' : 'other'}`).join(', ') || '(none)'}`,
-      `exit: ${exit ? JSON.stringify(exit) : 'running'}${watchError ? `; lease watch ended: ${String(watchError)}` : ''}`,
+      `heartbeat renewals: ${heartbeats.states.length}`,
+      `exit: ${exit ? JSON.stringify(exit) : 'running'}${watchError ? `; lease watch ended: ${String(watchError)}` : ''}${heartbeats.error() ? `; heartbeat watch ended: ${String(heartbeats.error())}` : ''}`,
       `stderr (tail):\n${stderr.slice(-3000)}`,
     ].join('\n');
   const check = (ok: boolean, what: string) => {
@@ -156,9 +171,17 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   async function step(s: Step, index: number): Promise<void> {
     const at = `step ${index + 1} (${Object.keys(s)[0]})`;
     if ('run' in s) send({ cmd: 'run' });
-    else if ('config' in s) writeVolume(volume, { 'config.yml': render(s.config) });
-    else if ('configText' in s) writeVolume(volume, { 'config.yml': s.configText });
-    else if ('removeConfig' in s) clearVolume(volume, 'config.yml');
+    else if ('config' in s) writeFiles({ 'config.yml': render(s.config) });
+    else if ('configText' in s) writeFiles({ 'config.yml': s.configText });
+    else if ('failover' in s) writeFiles({ [FAILOVER_KEY]: renderFailover(s.failover) });
+    else if ('failoverText' in s) writeFiles({ [FAILOVER_KEY]: s.failoverText });
+    else if ('removeConfig' in s) {
+      clearVolume(volume, 'config.yml');
+      files = {};
+    } else if ('partition' in s) network.cut();
+    else if ('heal' in s) network.heal();
+    else if ('freeze' in s) child.kill('SIGSTOP');
+    else if ('thaw' in s) child.kill('SIGCONT');
     else if ('configMap' in s) await putConfigMap(api, namespace, s.configMap, scenario.api?.handover === true);
     else if ('hold' in s || 'release' in s || 'fail' in s) {
       const [cmd, target] = Object.entries(s)[0] as [string, { start?: string; stop?: string }];
@@ -182,10 +205,18 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       );
       const firstStart = got.findIndex((c) => c.startsWith('start '));
       check(firstStart === -1 || got.slice(firstStart).every((c) => c.startsWith('start ')), `${at}: a start came before a stop (W8): ${got.join(', ')}`);
+      if (s.calls.withinLease) {
+        // Each call reported while the heartbeat, as last renewed before it, had not expired (W26).
+        for (const call of calls().slice(consumed, consumed + got.length)) {
+          const renewed = heartbeats.states.filter((h) => h.seenAt <= call.at).at(-1);
+          const expiry = renewed && expiryOf(renewed.lease);
+          check(expiry !== undefined && call.at < expiry, `${at}: ${call.event} ${call.job} at ${new Date(call.at).toISOString()}, the heartbeat expired at ${expiry === undefined ? '(none)' : new Date(expiry).toISOString()}`);
+        }
+      }
       consumed += got.length;
     } else if ('lease' in s || 'leaseNow' in s) {
       const expected = 'lease' in s ? s.lease : s.leaseNow;
-      const mine = (i: number) => leaseMismatch(leases[i]!.lease, expected, { uid, pool });
+      const mine = (i: number) => leaseMismatch(leases[i]!.lease, expected, { uid, pool, protocol });
       if ('leaseNow' in s) {
         const last = leases.length - 1;
         check(last > matchedLease || last === matchedLease, `${at}: no Lease`);
@@ -204,26 +235,50 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       }
     } else if ('leaseUnchanged' in s) check(leases.length - 1 === matchedLease, `${at}: the Lease was written again (W12)`);
     else if ('noLease' in s) check(leases.length === preexisting, `${at}: a Lease was written`);
-    else if ('health' in s) {
-      const answers = () => events.filter((e) => e.event === 'health');
-      const before = answers().length;
-      await until(
-        `${at}: health ${s.health}`,
-        () => {
-          const all = answers();
-          if (all.length > before && all.at(-1)!.healthy === s.health) return true;
-          if (all.length >= asked) {
-            asked += 1;
-            send({ cmd: 'health' });
-          }
-          return undefined;
-        },
-        describe,
-      );
+    else if ('health' in s) await ask(at, 'health', 'healthy', s.health);
+    else if ('readiness' in s) await ask(at, 'readiness', 'ready', s.readiness);
+    else if ('mayAct' in s) await ask(at, 'mayAct', 'mayAct', s.mayAct);
+    else if ('heartbeat' in s) {
+      // Two renewals since the last one matched, each with the published lease length (W25).
+      const mismatch = (i: number) => heartbeatMismatch(heartbeats.states[i]!.lease, s.heartbeat.leaseSeconds, { uid, pool });
+      for (let n = 0; n < 2; n++) {
+        matchedHeartbeat = await until(
+          `${at}: a heartbeat renewal with leaseDurationSeconds ${s.heartbeat.leaseSeconds}`,
+          () => {
+            for (let i = matchedHeartbeat + 1; i < heartbeats.states.length; i++) if (mismatch(i) === undefined) return i;
+            return undefined;
+          },
+          () => `${describe()}\nlast mismatch: ${heartbeats.states.length ? mismatch(heartbeats.states.length - 1) : 'no heartbeat Lease'}`,
+        );
+      }
+    } else if ('noRenewal' in s) {
+      const before = heartbeats.states.length;
+      await sleep(s.noRenewal * 1000);
+      check(heartbeats.states.length === before, `${at}: the heartbeat was renewed (${heartbeats.states.length - before} times in ${s.noRenewal} s)`);
+      matchedHeartbeat = heartbeats.states.length - 1;
     } else if ('exit' in s) {
       const done = await until(`${at}: exit ${s.exit}`, () => exit, describe);
       check(done.code === s.exit, `${at}: exited ${JSON.stringify(done)}, want ${s.exit}`);
     }
+  }
+
+  /** Ask the harness (`cmd`) until its answer's `field` is `want`. */
+  async function ask(at: string, cmd: string, field: string, want: boolean): Promise<void> {
+    const answers = () => events.filter((e) => e.event === cmd);
+    const before = answers().length;
+    await until(
+      `${at}: ${cmd} ${want}`,
+      () => {
+        const all = answers();
+        if (all.length > before && all.at(-1)![field] === want) return true;
+        if (all.length >= (asked.get(cmd) ?? 0)) {
+          asked.set(cmd, (asked.get(cmd) ?? 0) + 1);
+          send({ cmd });
+        }
+        return undefined;
+      },
+      describe,
+    );
   }
 
   await until(

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { WorkerConfig } from '../../../lib/workerconfig/index.js';
+import type { FailoverSettings, WorkerConfig } from '../../../lib/workerconfig/index.js';
 
 export const SCENARIO_DIR = join(import.meta.dirname, '..', '..', '..', 'sdk', 'conformance', 'scenarios');
 
@@ -20,7 +20,7 @@ export type Step =
   | { configText: string }
   | { removeConfig: object }
   | { configMap: WorkerConfig }
-  | { calls: { start?: string[]; stop?: string[] } }
+  | { calls: { start?: string[]; stop?: string[]; withinLease?: boolean } }
   | { lease: LeaseExpectation }
   | { leaseNow: LeaseExpectation }
   | { leaseUnchanged: object }
@@ -33,11 +33,24 @@ export type Step =
   | { well: string }
   | { settle: number }
   | { sigterm: object }
-  | { exit: number };
+  | { exit: number }
+  // Protocol 2 (failover):
+  | { failover: FailoverSettings }
+  | { failoverText: string }
+  | { partition: object }
+  | { heal: object }
+  | { freeze: object }
+  | { thaw: object }
+  | { heartbeat: { leaseSeconds: number } }
+  | { noRenewal: number }
+  | { readiness: boolean }
+  | { mayAct: boolean };
 
 export interface Scenario {
   name: string;
   checks: string[];
+  /** The protocol the scenario needs (default 1): a harness runs only those its SDK implements (worker-protocol §9). */
+  protocol?: number;
   pod: string;
   env?: Record<string, string>;
   api?: {
@@ -53,6 +66,7 @@ export interface Scenario {
 const STEP_KINDS = new Set([
   'run', 'config', 'configText', 'removeConfig', 'configMap', 'calls', 'lease', 'leaseNow', 'leaseUnchanged', 'noLease',
   'health', 'hold', 'release', 'fail', 'sick', 'well', 'settle', 'sigterm', 'exit',
+  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'heartbeat', 'noRenewal', 'readiness', 'mayAct',
 ]);
 
 export function loadScenarios(dir: string = SCENARIO_DIR): Scenario[] {

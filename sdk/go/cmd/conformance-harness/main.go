@@ -1,6 +1,7 @@
 // The conformance harness of the Go SDK (sdk/conformance/README.md): an
 // application whose callbacks report each call on stdout and obey the runner's
-// commands on stdin (hold a call, fail one, call a job sick).
+// commands on stdin (hold a call, fail one, call a job sick), and answers what
+// the SDK says of itself (health, readiness, MayAct).
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -24,6 +26,8 @@ var (
 	holds = map[string]chan struct{}{}
 	fails = map[string]bool{}
 	sick  = map[string]bool{}
+	// latest is the info of the latest callback: its MayAct answers for the worker (W29).
+	latest swarmworker.JobInfo
 )
 
 func emit(event map[string]any) {
@@ -33,7 +37,10 @@ func emit(event map[string]any) {
 	os.Stdout.Write(append(b, '\n'))
 }
 
-func call(callback, job string) error {
+func call(callback, job string, info swarmworker.JobInfo) error {
+	mu.Lock()
+	latest = info
+	mu.Unlock()
 	emit(map[string]any{"event": callback, "job": job})
 	key := callback + " " + job
 	mu.Lock()
@@ -57,8 +64,8 @@ func ms(name string) time.Duration {
 
 func main() {
 	worker, err := swarmworker.New(swarmworker.Options{
-		Start: func(_ context.Context, job string, _ swarmworker.JobInfo) error { return call("start", job) },
-		Stop:  func(_ context.Context, job string, _ swarmworker.JobInfo) error { return call("stop", job) },
+		Start: func(_ context.Context, job string, info swarmworker.JobInfo) error { return call("start", job, info) },
+		Stop:  func(_ context.Context, job string, info swarmworker.JobInfo) error { return call("stop", job, info) },
 		Health: func([]string) bool {
 			mu.Lock()
 			defer mu.Unlock()
@@ -67,6 +74,8 @@ func main() {
 		ServiceAccountDir: os.Getenv("SWARM_HARNESS_SERVICEACCOUNT_DIR"),
 		StartDeadline:     ms("SWARM_HARNESS_START_DEADLINE_MS"),
 		StopDeadline:      ms("SWARM_HARNESS_STOP_DEADLINE_MS"),
+		// The SDK's log on stderr, which the runner shows when a step fails.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -112,6 +121,14 @@ func main() {
 			mu.Unlock()
 		case "health":
 			emit(map[string]any{"event": "health", "healthy": worker.Healthy()})
+		case "readiness":
+			ready, _ := worker.Ready()
+			emit(map[string]any{"event": "readiness", "ready": ready})
+		case "mayAct":
+			mu.Lock()
+			info := latest
+			mu.Unlock()
+			emit(map[string]any{"event": "mayAct", "mayAct": info.MayAct != nil && info.MayAct()})
 		}
 	}
 	select {} // stdin closed: keep running until the worker stops

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Set
 
 
@@ -17,6 +17,10 @@ class JobInfo:
 
     share_version: int  # the share version that starts the job, or that had been running it
     config_version: int  # the top-level version being applied
+    # With failover: true while this worker's ownership of its jobs is certain by its own clock
+    # (heartbeat fresh, not fenced). A job that acts on the world checks it before each act: a
+    # process resumed after a pause learns here, before its timers do, that its jobs may have moved (W29).
+    may_act: Callable[[], bool] = field(default=lambda: True, compare=False)
 
 
 Callback = Callable[[str, JobInfo], None]

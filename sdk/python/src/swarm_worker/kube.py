@@ -63,13 +63,13 @@ class Kube:
                 self._read_at = time.monotonic()
             return self._token
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
+    def request(self, method: str, path: str, body: Any = None, timeout: Optional[float] = None) -> Any:
         """JSON in, JSON out; raises ApiError on any status but 2xx."""
         payload = None if body is None else json.dumps(body).encode()
         headers = {"Authorization": f"Bearer {self._bearer()}", "Accept": "application/json"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
-        conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self.context)
+        conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout or self.timeout, context=self.context)
         try:
             conn.request(method, path, body=payload, headers=headers)
             res = conn.getresponse()
@@ -87,9 +87,9 @@ class Kube:
             pass
         raise ApiError(f"{method} {path}: {res.status}: {message}", res.status)
 
-    def get_or_none(self, path: str) -> Any:
+    def get_or_none(self, path: str, timeout: Optional[float] = None) -> Any:
         try:
-            return self.request("GET", path)
+            return self.request("GET", path, timeout=timeout)
         except ApiError as error:
             if error.code == 404:
                 return None

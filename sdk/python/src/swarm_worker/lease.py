@@ -63,7 +63,7 @@ class KubeLeases:
         self.kube.request("PUT", f"{self._path(namespace)}/{quote(lease['metadata']['name'], safe='')}", lease)
 
 
-def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, jobs: Iterable[str], loaded_at: str, current: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, jobs: Iterable[str], loaded_at: str, current: Optional[Dict[str, Any]], protocol: str = PROTOCOL) -> Dict[str, Any]:
     """The Lease after acknowledging, from ``current`` (None: none yet); fields it does not own are kept."""
     lease = copy.deepcopy(current) if current else {}
     lease["apiVersion"], lease["kind"] = "coordination.k8s.io/v1", "Lease"
@@ -72,7 +72,7 @@ def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, j
     meta.setdefault("labels", {})
     meta["labels"] = dict(meta["labels"] or {}, **{SWARM_LABEL: pool})
     annotations = dict(meta.get("annotations") or {})
-    annotations.update({VERSION_ANNOTATION: str(version), DIGEST_ANNOTATION: jobs_digest(jobs), LOADED_AT_ANNOTATION: loaded_at, PROTOCOL_ANNOTATION: PROTOCOL})
+    annotations.update({VERSION_ANNOTATION: str(version), DIGEST_ANNOTATION: jobs_digest(jobs), LOADED_AT_ANNOTATION: loaded_at, PROTOCOL_ANNOTATION: protocol})
     meta["annotations"] = annotations
     spec = dict(lease.get("spec") or {})
     spec["holderIdentity"] = pod_uid
@@ -80,15 +80,24 @@ def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, j
     return lease
 
 
-def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str]) -> bool:
+def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str], protocol: str = PROTOCOL, since: Optional[datetime.datetime] = None) -> bool:
+    """The Lease says this, written by this process (loaded at or after ``since``, its start). One an earlier run of
+    the pod wrote is written again: Swarm voids an acknowledgement loaded before the pod's containers last started."""
     if not lease:
         return False
     a = (lease.get("metadata") or {}).get("annotations") or {}
+    if since is not None:
+        try:
+            loaded = datetime.datetime.fromisoformat(str(a.get(LOADED_AT_ANNOTATION, "")).replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        if loaded < since:
+            return False
     return (
         (lease.get("spec") or {}).get("holderIdentity") == pod_uid
         and a.get(VERSION_ANNOTATION) == str(version)
         and a.get(DIGEST_ANNOTATION) == jobs_digest(jobs)
-        and a.get(PROTOCOL_ANNOTATION) == PROTOCOL
+        and a.get(PROTOCOL_ANNOTATION) == protocol
     )
 
 
@@ -102,11 +111,12 @@ class Acknowledger:
     def __init__(self, api: LeaseApi, pod: str, pod_uid: str, namespace: str, pool: str, attempts: int = 8, backoff: float = 0.2, now: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.timezone.utc)):
         self.api, self.pod, self.pod_uid, self.namespace, self.pool = api, pod, pod_uid, namespace, pool
         self.attempts, self.backoff, self.now = attempts, backoff, now
+        self._since = now()
         self._latest: object = None
         self._latest_lock = threading.Lock()
         self._write_lock = threading.Lock()
 
-    def acknowledge(self, version: int, jobs: Iterable[str]) -> None:
+    def acknowledge(self, version: int, jobs: Iterable[str], protocol: str = PROTOCOL) -> None:
         jobs = list(jobs)
         mine = object()
         with self._latest_lock:
@@ -121,9 +131,9 @@ class Acknowledger:
                         return  # superseded: the newer call writes
                 try:
                     current = self.api.read(self.namespace, self.pod)
-                    if already_says(current, self.pod_uid, version, jobs):
+                    if already_says(current, self.pod_uid, version, jobs, protocol, self._since):
                         return
-                    body = lease_for(self.pod, self.pod_uid, self.namespace, self.pool, version, jobs, loaded_at, current)
+                    body = lease_for(self.pod, self.pod_uid, self.namespace, self.pool, version, jobs, loaded_at, current, protocol)
                     if current is None:
                         self.api.create(self.namespace, body)
                     else:

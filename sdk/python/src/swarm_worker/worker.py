@@ -1,8 +1,10 @@
-"""A Swarm worker (docs/worker-protocol.md, protocol 1) around two callbacks:
-the application says how to start and stop one job; the Worker follows the
-mounted config.yml (or reads it once, restart policy Restart), stops before it
-starts, acknowledges what runs in the pod's Lease, drains or hands over on
-SIGTERM, and judges its own health."""
+"""A Swarm worker (docs/worker-protocol.md, protocols 1 and 2) around two
+callbacks: the application says how to start and stop one job; the Worker
+follows the mounted config.yml (or reads it once, restart policy Restart),
+stops before it starts, acknowledges what runs in the pod's Lease, drains or
+hands over on SIGTERM, and judges its own health. With failover (protocol 2:
+failover.yml beside config.yml) it also renews a heartbeat and fences itself
+when it cannot (heartbeat.py, fence.py, failover.py)."""
 from __future__ import annotations
 
 import logging
@@ -10,24 +12,16 @@ import os
 import signal
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .config import ConfigError, Share, parse_config
 from .drain import Drainer
+from .failover import Failover
+from .heartbeat import Heartbeat, KubeHeartbeatApi
 from .jobs import Callback, JobInfo, Runner, run_all
 from .kube import Kube, mounted_namespace
 from .lease import Acknowledger, KubeLeases, LeaseApi, pool_of
-
-POLL_SECONDS = 0.25
-
-
-def _read(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
+from .watch import follow
 
 class Worker:
     """Runs one pod's share. Each option left None defaults to docs/worker-protocol.md 2's environment."""
@@ -50,6 +44,7 @@ class Worker:
         drain_stateful_set: Optional[str] = None,
         service_account_dir: Optional[str] = None,
         leases: Optional[LeaseApi] = None,
+        heartbeat_api=None,
         drain_interval: float = 0.5,
         retry_base: float = 1.0,
         log: Optional[logging.Logger] = None,
@@ -77,6 +72,14 @@ class Worker:
         else:
             self.log.info("not in a cluster with POD_UID and a ServiceAccount token: not acknowledging")
         self.runner = Runner(start, stop, health, start_deadline, stop_deadline, self.log)
+        self.failover = Failover(self.config_path, self.log, stop_deadline, self._wake)
+        heartbeats = heartbeat_api or (KubeHeartbeatApi(self.kube) if self.kube and leases is None else None)
+        if self.ack is not None and heartbeats is not None:
+            self.failover.heartbeat = Heartbeat(
+                heartbeats, self.pod, self.pod_uid, self.namespace, self.ack.pool, self.failover.load, self.runner.healthy,
+                self.failover.on_stale, self.failover.on_fresh, lambda e: self.log.warning("heartbeat renewal failed: %s", e),
+            )
+        self._woken = False
 
         self._lock = threading.Condition()
         self._pending: Optional[List[Optional[str]]] = None  # [text]: the newest text not yet applied
@@ -85,6 +88,7 @@ class Worker:
         self.share = Share()
         self.config_version = -1
         self._stopping = False
+        self._loaded = False  # a config was read and applied (or found absent)
         self._acknowledged = ""
         self._terminate = threading.Event()
         self._drain_on_terminate = True
@@ -94,6 +98,24 @@ class Worker:
     def healthy(self) -> bool:
         """W24: no callback overrun, and the application's check passing."""
         return self.runner.healthy()
+
+    def ready(self) -> Tuple[bool, str]:
+        """W26: not ready before the share was read, while fenced, or (MakeBeforeBreak) stale or unhealthy; and why."""
+        with self._lock:
+            loaded, stopping = self._loaded, self._stopping
+        return self.failover.ready(loaded, stopping, self.runner.healthy())
+
+    def may_act(self) -> bool:
+        """JobInfo.may_act for code outside a callback (W29)."""
+        return self.failover.may_act()
+
+    def _info(self, share_version: int, config_version: int) -> JobInfo:
+        return JobInfo(share_version, config_version, self.failover.may_act)
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._woken = True
+            self._lock.notify_all()
 
     def terminate(self, drain: bool = True) -> None:
         """What SIGTERM (drain, then stop) or SIGINT (drain=False: stop at once) does."""
@@ -119,7 +141,7 @@ class Worker:
         before = self.share
         lost = [j for j in before.jobs if j not in set(share.jobs)]
         gained = [j for j in share.jobs if j not in set(before.jobs)]
-        stop_info = JobInfo(before.version, version)
+        stop_info = self._info(before.version, version)
         to_stop = []
         with self._lock:
             for job in lost:
@@ -130,8 +152,8 @@ class Worker:
         if self._stopping:
             return
         with self._lock:
-            self.share, self.config_version = share, version
-        start_info = JobInfo(share.version, version)
+            self.share, self.config_version, self._loaded = share, version, True
+        start_info = self._info(share.version, version)
         for t in run_all(lambda job: self._start_job(job, start_info), gained):
             t.join()
         self._acknowledge()
@@ -154,9 +176,9 @@ class Worker:
 
     def _retry(self) -> None:
         with self._lock:
-            due = [j for j in self._retry_due if j in self._failed and j in self.share.jobs and not self._stopping]
+            due = [j for j in self._retry_due if j in self._failed and j in self.share.jobs and not self._stopping and self.failover.may_start()]
             self._retry_due.clear()
-            info = JobInfo(self.share.version, self.config_version)
+            info = self._info(self.share.version, self.config_version)
         if not due:
             return
         for t in run_all(lambda job: self._start_job(job, info), due):
@@ -166,19 +188,20 @@ class Worker:
     def _acknowledge(self) -> None:
         if self.ack is None:
             return
+        protocol = self.failover.protocol()
         with self._lock:
             if self.config_version < 0 or self._stopping:
                 return
             jobs = [j for j in self.share.jobs if self.runner.is_running(j)]
             version = self.config_version
-            said = f"{version}:{','.join(jobs)}"
+            said = f"{version}:{protocol}:{','.join(jobs)}"
             if said == self._acknowledged:
                 return
             self._acknowledged = said
 
         def write() -> None:
             try:
-                self.ack.acknowledge(version, jobs)
+                self.ack.acknowledge(version, jobs, protocol)
                 self.log.info("acknowledged version %s (%d jobs)", version, len(jobs))
             except Exception as error:  # noqa: BLE001 - a refusal (W15): keep running, log
                 with self._lock:
@@ -191,30 +214,43 @@ class Worker:
     def _apply_loop(self) -> None:
         while True:
             with self._lock:
-                while self._pending is None and not self._retry_due and not self._stopping:
+                while self._pending is None and not self._retry_due and not self._stopping and not self._woken:
                     self._lock.wait()
+                self._woken = False
                 if self._stopping:
                     return
+            self.failover.judge()  # first: a process resumed after a pause learns it is stale before it acts (W28)
+            if self.failover.take_fence_due():
+                self._fence()
+            fresh, held = self.failover.take_fresh()
+            with self._lock:
+                if fresh:
+                    self._acknowledged = ""  # one that failed while out of reach was given up: write it again
+                    if held is not None and self._pending is None:
+                        self._pending = held
                 pending, self._pending = self._pending, None
-            if pending is not None:
+            if pending is not None and not self.failover.hold(pending[0]):
                 self._apply(pending[0])
             self._retry()
+            self._acknowledge()
 
-    def _follow(self) -> None:
-        """Reads the path (never an open file: the kubelet swaps a symlink) every 0.25 s; delivers each change (W6, W7)."""
-        last: Optional[List[Optional[str]]] = None
-        while not self._stop_following.is_set():
-            try:
-                text = _read(self.config_path)
-            except OSError as error:
-                self.log.warning("reading the config failed: %s", error)
-            else:
-                if last is None or last[0] != text:
-                    last = [text]
-                    self._deliver(text)
-                    if self.restart_policy == "Restart" and text is not None:
-                        return  # the first config read is the one this pod runs
-            self._stop_following.wait(POLL_SECONDS)
+    def _fence(self) -> None:
+        """Stale under BreakBeforeMake: every job stops now, before the pod can turn NotReady, and the share
+        is held as none until the fence lifts (W26, failover.py)."""
+        with self._lock:
+            version = self.config_version
+            self._failed.clear()
+            self._retry_due.clear()
+            info = self._info(self.share.version, version)
+        running = self.runner.running()
+        self.failover.fenced(version, len(running))
+        self.log.warning("heartbeat stale: fencing, stopping every job (version %s, %d running)", version, len(running))
+        for t in run_all(lambda job: self.runner.stop(job, info), running):
+            t.join()
+        with self._lock:
+            self.share = Share(jobs=[], version=self.share.version)
+        self.failover.fence_done()
+        self._acknowledge()
 
     # -- the whole life -----------------------------------------------------------------
     def run(self, handle_signals: bool = True) -> None:
@@ -223,8 +259,12 @@ class Worker:
         if handle_signals and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, lambda *_: self.terminate(drain=True))
             signal.signal(signal.SIGINT, lambda *_: self.terminate(drain=False))
+        self.failover.begin()
+        beat = threading.Thread(target=self.failover.heartbeat.run, daemon=True) if self.failover.heartbeat else None
+        if beat:
+            beat.start()
         applier = threading.Thread(target=self._apply_loop, daemon=True)
-        follower = threading.Thread(target=self._follow, daemon=True)
+        follower = threading.Thread(target=follow, args=(self.config_path, self.restart_policy, self._deliver, self._stop_following, self.log), daemon=True)
         applier.start()
         follower.start()
         while not self._terminate.wait(0.2):
@@ -239,10 +279,12 @@ class Worker:
             self._stopping = True
             self._lock.notify_all()
         self._stop_following.set()
+        if self.failover.heartbeat:
+            self.failover.heartbeat.close()
         deadline = time.monotonic() + self.stop_deadline
 
         def stop_running() -> None:
-            info = JobInfo(self.share.version, self.config_version)
+            info = self._info(self.share.version, self.config_version)
             for t in run_all(lambda job: self.runner.stop(job, info), self.runner.running()):
                 t.join()
 
