@@ -120,6 +120,13 @@ export async function restCost(
     await recorder.stop();
     const ours = recorder.events.filter((e) => String(e.subject ?? '').includes(`/namespaces/${namespace}/`) || JSON.stringify(e.data ?? '').includes(`"${namespace}"`));
     const perMinute = 60_000 / options.windowMs;
+    // What woke the functions, by kind and object (an ApiServerSource event's subject), to read a surprise by.
+    const kinds = new Map<string, number>();
+    for (const e of ours) {
+      const key = `${e.type} ${String(e.subject ?? '').replace(/\/[^/]+$/, '/…')}`;
+      kinds.set(key, (kinds.get(key) ?? 0) + 1);
+    }
+    if (ours.length > 0) options.progress(`${workers} worker(s), events in the window: ${JSON.stringify(Object.fromEntries(kinds))}`);
     return {
       workers,
       windowSeconds: options.windowMs / 1000,
