@@ -34,7 +34,7 @@ export interface Prepared {
   token: string;
 }
 
-export async function prepareNamespace(api: ApiServer, scenario: Scenario, label: string): Promise<Prepared> {
+export async function prepareNamespace(api: ApiServer, scenario: Scenario, label: string, uid: string): Promise<Prepared> {
   const core = api.kc.makeApiClient(k8s.CoreV1Api);
   const rbac = api.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const apps = api.kc.makeApiClient(k8s.AppsV1Api);
@@ -81,7 +81,7 @@ export async function prepareNamespace(api: ApiServer, scenario: Scenario, label
           labels: { ...stale.labels, [SWARM_LABEL]: STATEFULSET },
           annotations: { ...stale.annotations, [VERSION_ANNOTATION]: String(stale.version), [DIGEST_ANNOTATION]: jobsDigest(stale.jobs) },
         },
-        spec: { holderIdentity: stale.holder },
+        spec: { holderIdentity: stale.holder === 'own' ? uid : stale.holder },
       },
     });
   }

@@ -50,7 +50,7 @@ async function until<T>(what: string, check: () => T | undefined, describe: () =
 }
 
 /** What is wrong with `lease` against the expectation, or undefined when it matches (W9, W13, W14; the protocol, §4). */
-export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string; protocol: string }): string | undefined {
+export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string; protocol: string; began?: number }): string | undefined {
   const annotations = lease.metadata?.annotations ?? {};
   const labels = lease.metadata?.labels ?? {};
   const spec = (lease.spec ?? {}) as Record<string, unknown>;
@@ -61,6 +61,8 @@ export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, wh
   if (annotations[DIGEST_ANNOTATION] !== jobsDigest(expected.jobs)) wrong.push(`digest ${annotations[DIGEST_ANNOTATION]} (want that of [${expected.jobs.join(', ')}])`);
   if (annotations[PROTOCOL_ANNOTATION] !== who.protocol) wrong.push(`${PROTOCOL_ANNOTATION}=${annotations[PROTOCOL_ANNOTATION]} (want ${who.protocol})`);
   if (Number.isNaN(Date.parse(annotations[LOADED_AT_ANNOTATION] ?? ''))) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}`);
+  // Second precision on either side (RFC 3339 with or without fractions): a second's slack.
+  else if (expected.loadedSinceRun && who.began !== undefined && Date.parse(annotations[LOADED_AT_ANNOTATION]!) < who.began - 1000) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}: before this run (an earlier run's, W9)`);
   for (const field of ['renewTime', 'acquireTime', 'leaseDurationSeconds', 'leaseTransitions']) if (spec[field] !== undefined && spec[field] !== null) wrong.push(`spec.${field} set (reserved, W14)`);
   for (const [k, v] of Object.entries(expected.labels ?? {})) if (labels[k] !== v) wrong.push(`label ${k}=${labels[k]} (want ${v})`);
   for (const [k, v] of Object.entries(expected.annotations ?? {})) if (annotations[k] !== v) wrong.push(`annotation ${k}=${annotations[k]} (want ${v})`);
@@ -71,18 +73,20 @@ export async function runScenario(api: ApiServer, scenario: Scenario, harness: H
   const label = `${harness.sdk}-${scenario.name}`.replace(/[^a-z0-9-]/g, '-').slice(0, 40);
   const cleanups: (() => unknown)[] = [];
   try {
-    const prepared = await prepareNamespace(api, scenario, label);
+    // The pod's uid, known before the namespace is prepared: a Lease left there may be this pod's own (holder `own`).
+    const uid = randomUUID();
+    const prepared = await prepareNamespace(api, scenario, label, uid);
     cleanups.push(() => deleteNamespace(api, prepared.namespace));
-    await driveScenario(api, scenario, harness, prepared, cleanups);
+    await driveScenario(api, scenario, harness, prepared, cleanups, uid);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }
 }
 
-async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harness, { namespace, token }: Prepared, cleanups: (() => unknown)[]): Promise<void> {
+async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harness, { namespace, token }: Prepared, cleanups: (() => unknown)[], uid: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-conformance-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const uid = randomUUID();
+  const began = Date.now();
   const pool = parseWorker(scenario.pod)?.statefulSet ?? scenario.pod;
   const protocol = String(scenario.protocol ?? 1);
   /** The files of the mounted volume now: each update writes them all, as the kubelet does. */
@@ -216,7 +220,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       consumed += got.length;
     } else if ('lease' in s || 'leaseNow' in s) {
       const expected = 'lease' in s ? s.lease : s.leaseNow;
-      const mine = (i: number) => leaseMismatch(leases[i]!.lease, expected, { uid, pool, protocol });
+      const mine = (i: number) => leaseMismatch(leases[i]!.lease, expected, { uid, pool, protocol, began });
       if ('leaseNow' in s) {
         const last = leases.length - 1;
         check(last > matchedLease || last === matchedLease, `${at}: no Lease`);

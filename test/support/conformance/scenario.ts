@@ -12,6 +12,8 @@ export interface LeaseExpectation {
   jobs: string[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Its loaded-at is no earlier than the worker's start in this run: written by this process (W9, W12). */
+  loadedSinceRun?: boolean;
 }
 
 export type Step =
@@ -58,6 +60,7 @@ export interface Scenario {
     configMap?: WorkerConfig;
     handover?: boolean;
     leaseAccess?: boolean;
+    /** A Lease there before the worker starts; holder `own`: this run's pod uid (an earlier run of the same pod). */
     lease?: { holder: string; version: number; jobs: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
   };
   steps: Step[];
