@@ -30,6 +30,7 @@ type failover struct {
 	held     *[]byte // a config held back while fenced (nil slice: no file)
 	fenceDue bool
 	freshDue bool
+	stale    bool // the heartbeat went stale and is not fresh again
 }
 
 func newFailover(configPath string, log *slog.Logger, stopDeadline time.Duration, wake func()) *failover {
@@ -39,6 +40,12 @@ func newFailover(configPath string, log *slog.Logger, stopDeadline time.Duration
 // load reads failover.yml: nil without it; a file that cannot be read keeps the settings in force.
 func (f *failover) load() *FailoverSettings {
 	text, err := os.ReadFile(f.path)
+	fenceNow := false
+	defer func() {
+		if fenceNow {
+			f.wake()
+		}
+	}()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -54,6 +61,11 @@ func (f *failover) load() *FailoverSettings {
 		if t := failoverTimings(s.LeaseSeconds); f.stopDeadline >= t.lease-t.renewDeadline {
 			f.log.Warn("the stop deadline is not shorter than the lease less the renew deadline (W30)", "stopDeadline", f.stopDeadline.String(), "leaseSeconds", s.LeaseSeconds)
 		}
+	}
+	// Gone stale under MakeBeforeBreak (so not fenced), now told to break first: fence now, as if it went stale
+	// under it; otherwise it would answer ready with its jobs and none would move (as the TypeScript SDK).
+	if f.stale && !f.fence.fenced && breaksFirst(&s) && !breaksFirst(f.read) {
+		f.fenceDue, fenceNow = true, true
 	}
 	f.read = &s
 	return f.read
@@ -110,6 +122,9 @@ func (f *failover) begin() {
 }
 
 func (f *failover) onStale() {
+	f.mu.Lock()
+	f.stale = true
+	f.mu.Unlock()
 	if !breaksFirst(f.settings()) {
 		f.log.Warn("heartbeat stale: not ready; keeping my jobs (MakeBeforeBreak)")
 		return
@@ -123,7 +138,7 @@ func (f *failover) onStale() {
 func (f *failover) onFresh() {
 	f.log.Info("heartbeat fresh")
 	f.mu.Lock()
-	f.freshDue = true
+	f.stale, f.freshDue = false, true
 	f.mu.Unlock()
 	f.wake()
 }

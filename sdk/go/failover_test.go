@@ -109,12 +109,12 @@ func (h *heartbeatLeases) setDown(down bool) {
 	h.mu.Unlock()
 }
 
-// failoverWorker runs worker w-0 under BreakBeforeMake over dir (config.yml: job a at version 1), its heartbeat
-// through leases; isRunning tells whether job a runs, info the JobInfo of its last call. Stopped at the test's end.
-func failoverWorker(t *testing.T, dir string, leases *heartbeatLeases) (w *Worker, isRunning func() bool, info func() JobInfo) {
+// failoverWorker runs worker w-0 under handoff over dir (config.yml: job a at version 1), its heartbeat through
+// leases; isRunning tells whether job a runs, info the JobInfo of its last call. Stopped at the test's end.
+func failoverWorker(t *testing.T, dir string, leases *heartbeatLeases, handoff string) (w *Worker, isRunning func() bool, info func() JobInfo) {
 	t.Helper()
 	path := filepath.Join(dir, "config.yml")
-	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: "+handoff+"\n")
 	write(t, path, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
 	var mu sync.Mutex
 	running := map[string]bool{}
@@ -142,7 +142,7 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yml")
 	leases := &heartbeatLeases{}
-	w, isRunning, info := failoverWorker(t, dir, leases)
+	w, isRunning, info := failoverWorker(t, dir, leases, "BreakBeforeMake")
 
 	eventually(t, "a started after the first renewal", isRunning)
 	if leases.renewals() == 0 {
@@ -180,7 +180,7 @@ func TestAFenceLiftsWhenTheSwarmSwitchesToMakeBeforeBreak(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yml")
 	leases := &heartbeatLeases{}
-	w, isRunning, _ := failoverWorker(t, dir, leases)
+	w, isRunning, _ := failoverWorker(t, dir, leases, "BreakBeforeMake")
 
 	eventually(t, "a started", isRunning)
 	leases.setDown(true)
@@ -195,5 +195,24 @@ func TestAFenceLiftsWhenTheSwarmSwitchesToMakeBeforeBreak(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if !isRunning() {
 		t.Fatal("fresh again, it applied the older config it had held (version 2) and stopped a")
+	}
+}
+
+// Gone stale under MakeBeforeBreak (it keeps its jobs), then the Swarm switches to BreakBeforeMake: it fences at
+// once, as if it had gone stale under it (else it would answer ready with its jobs and none would move).
+func TestAStaleWorkerFencesWhenTheSwarmSwitchesToBreakBeforeMake(t *testing.T) {
+	dir := t.TempDir()
+	leases := &heartbeatLeases{}
+	w, isRunning, _ := failoverWorker(t, dir, leases, "MakeBeforeBreak")
+	eventually(t, "a started", isRunning)
+	leases.setDown(true)
+	eventually(t, "not ready once stale", func() bool { ok, _ := w.Ready(); return !ok })
+	if !isRunning() {
+		t.Fatal("stale under MakeBeforeBreak, it stopped a")
+	}
+	write(t, filepath.Join(dir, FailoverKey), "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+	eventually(t, "a stopped: fenced on reading BreakBeforeMake", func() bool { return !isRunning() })
+	if w.MayAct() {
+		t.Fatal("fenced: may not act")
 	}
 }

@@ -142,3 +142,28 @@ def test_a_fence_lifts_when_the_swarm_switches_to_make_before_break(tmp_path):
     finally:
         worker.terminate(drain=False)
         thread.join(5)
+
+
+def test_a_stale_worker_fences_when_the_swarm_switches_to_break_before_make(tmp_path):
+    """Gone stale under MakeBeforeBreak (it keeps its jobs), then the Swarm switches to BreakBeforeMake: it fences
+    at once, as if it had gone stale under it (else it would answer ready with its jobs and none would move)."""
+    config = str(tmp_path / "config.yml")
+    settings = str(tmp_path / "failover.yml")
+    write(settings, "leaseSeconds: 3\nhandoff: MakeBeforeBreak\n")
+    write(config, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
+    leases, heartbeats = FakeLeases(), FakeHeartbeats()
+    running = set()
+    worker = Worker(lambda job, info: running.add(job), lambda job, info: running.discard(job), pod="w-0", pod_uid="uid", namespace="ns", config_path=config, leases=leases, heartbeat_api=heartbeats)
+    thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False}, daemon=True)
+    thread.start()
+    try:
+        eventually("a started", lambda: "a" in running)
+        heartbeats.down = True
+        eventually("not ready once stale", lambda: not worker.ready()[0])
+        assert "a" in running, "stale under MakeBeforeBreak, it stopped a"
+        write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+        eventually("a stopped: fenced on reading BreakBeforeMake", lambda: "a" not in running)
+        assert not worker.may_act()
+    finally:
+        worker.terminate(drain=False)
+        thread.join(5)

@@ -30,6 +30,7 @@ class Failover:
         self._held: Optional[List[Optional[str]]] = None  # [text] held back while fenced
         self._fence_due = False
         self._fresh_due = False
+        self._stale = False  # the heartbeat went stale and is not fresh again
 
     def load(self) -> Optional[FailoverSettings]:
         try:
@@ -49,8 +50,15 @@ class Failover:
                 t = timings(settings.lease_seconds)
                 if self.stop_deadline >= t.lease - t.renew_deadline:
                     self.log.warning("the stop deadline %.1fs is not shorter than the lease less the renew deadline (W30)", self.stop_deadline)
+            # Gone stale under MakeBeforeBreak (so not fenced), now told to break first: fence now, as if it went
+            # stale under it; otherwise it would answer ready with its jobs and none would move.
+            fence_now = self._stale and not self.fence.fenced and breaks_first(settings) and not breaks_first(self._read)
+            if fence_now:
+                self._fence_due = True
             self._read = settings
-            return settings
+        if fence_now:
+            self.wake()
+        return settings
 
     def settings(self) -> Optional[FailoverSettings]:
         return self.heartbeat.settings() if self.heartbeat else None
@@ -84,6 +92,8 @@ class Failover:
                 self.fence = UNFENCED
 
     def on_stale(self) -> None:
+        with self._lock:
+            self._stale = True
         if not breaks_first(self.settings()):
             self.log.warning("heartbeat stale: not ready; keeping my jobs (MakeBeforeBreak)")
             return
@@ -94,7 +104,7 @@ class Failover:
     def on_fresh(self) -> None:
         self.log.info("heartbeat fresh")
         with self._lock:
-            self._fresh_due = True
+            self._stale, self._fresh_due = False, True
         self.wake()
 
     def take_fence_due(self) -> bool:
