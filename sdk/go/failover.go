@@ -192,7 +192,8 @@ func (f *failover) hold(text []byte) bool {
 			f.hb.Kick() // renew now, not at the next look for the file
 		}
 	}
-	if !breaksFirst(f.hb.Settings()) && !breaksFirst(now) {
+	// The file as read now is the freshest word on the handoff (the heartbeat's copy lags up to a renewal).
+	if !breaksFirst(now) {
 		// A fence means nothing under MakeBeforeBreak: one closed before the Swarm switched handoff lifts, and
 		// the config it held (older than this one) is dropped, never applied when the heartbeat is fresh again.
 		f.fence, f.held = unfenced, nil

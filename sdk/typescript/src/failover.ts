@@ -134,7 +134,8 @@ export function createFailover(o: FailoverOptions): Failover {
           return 'unreadable';
         }
       };
-      const next = admit(fence, breaksFirst(settings()) || breaksFirst(now), fresh(), version);
+      // The file as read now is the freshest word on the handoff (the heartbeat's copy lags up to a renewal).
+      const next = admit(fence, breaksFirst(now), fresh(), version);
       if (!next) {
         held = { text };
         return true;

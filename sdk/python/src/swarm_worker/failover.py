@@ -139,7 +139,8 @@ class Failover:
                     self.fence = STARTING
                 if not breaks_first(self.heartbeat.settings()):
                     self.heartbeat.kick()  # renew now, not at the next look for the file
-            if not breaks_first(self.heartbeat.settings()) and not breaks_first(now):
+            # The file as read now is the freshest word on the handoff (the heartbeat's copy lags up to a renewal).
+            if not breaks_first(now):
                 # A fence means nothing under MakeBeforeBreak: one closed before the Swarm switched handoff lifts,
                 # and the config it held (older than this one) is dropped, never applied when fresh again.
                 self.fence, self._held = UNFENCED, None
