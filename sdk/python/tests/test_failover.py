@@ -1,3 +1,4 @@
+import contextlib
 import datetime
 import os
 import re
@@ -114,19 +115,30 @@ def test_break_before_make_fences_when_renewals_fail_and_resumes_on_a_newer_conf
         thread.join(5)
 
 
-def test_a_fence_lifts_when_the_swarm_switches_to_make_before_break(tmp_path):
-    """The simulator's corpus fenced-then-switched-to-mbb: fenced under BreakBeforeMake, holding a config, then
-    the Swarm switched to MakeBeforeBreak; when fresh again, the older config it held must not be applied."""
+@contextlib.contextmanager
+def failover_worker(tmp_path, handoff):
+    """Worker w-0 under `handoff`, config.yml giving it job a at version 1: (worker, running jobs, heartbeats,
+    config path, failover.yml path); terminated on the way out."""
     config = str(tmp_path / "config.yml")
     settings = str(tmp_path / "failover.yml")
-    write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
+    write(settings, "leaseSeconds: 3\nhandoff: %s\n" % handoff)
     write(config, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
-    leases, heartbeats = FakeLeases(), FakeHeartbeats()
+    heartbeats = FakeHeartbeats()
     running = set()
-    worker = Worker(lambda job, info: running.add(job), lambda job, info: running.discard(job), pod="w-0", pod_uid="uid", namespace="ns", config_path=config, leases=leases, heartbeat_api=heartbeats)
+    worker = Worker(lambda job, info: running.add(job), lambda job, info: running.discard(job), pod="w-0", pod_uid="uid", namespace="ns", config_path=config, leases=FakeLeases(), heartbeat_api=heartbeats)
     thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False}, daemon=True)
     thread.start()
     try:
+        yield worker, running, heartbeats, config, settings
+    finally:
+        worker.terminate(drain=False)
+        thread.join(5)
+
+
+def test_a_fence_lifts_when_the_swarm_switches_to_make_before_break(tmp_path):
+    """The simulator's corpus fenced-then-switched-to-mbb: fenced under BreakBeforeMake, holding a config, then
+    the Swarm switched to MakeBeforeBreak; when fresh again, the older config it held must not be applied."""
+    with failover_worker(tmp_path, "BreakBeforeMake") as (worker, running, heartbeats, config, settings):
         eventually("a started", lambda: "a" in running)
         heartbeats.down = True
         eventually("a stopped by the renew deadline", lambda: "a" not in running)
@@ -139,24 +151,12 @@ def test_a_fence_lifts_when_the_swarm_switches_to_make_before_break(tmp_path):
         eventually("fresh again", worker.failover.fresh)
         time.sleep(0.5)
         assert "a" in running, "fresh again, it applied the older config it had held (version 2) and stopped a"
-    finally:
-        worker.terminate(drain=False)
-        thread.join(5)
 
 
 def test_a_stale_worker_fences_when_the_swarm_switches_to_break_before_make(tmp_path):
     """Gone stale under MakeBeforeBreak (it keeps its jobs), then the Swarm switches to BreakBeforeMake: it fences
     at once, as if it had gone stale under it (else it would answer ready with its jobs and none would move)."""
-    config = str(tmp_path / "config.yml")
-    settings = str(tmp_path / "failover.yml")
-    write(settings, "leaseSeconds: 3\nhandoff: MakeBeforeBreak\n")
-    write(config, "version: 1\nworkloads:\n  w-0: {jobs: [a], version: 1}\n")
-    leases, heartbeats = FakeLeases(), FakeHeartbeats()
-    running = set()
-    worker = Worker(lambda job, info: running.add(job), lambda job, info: running.discard(job), pod="w-0", pod_uid="uid", namespace="ns", config_path=config, leases=leases, heartbeat_api=heartbeats)
-    thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False}, daemon=True)
-    thread.start()
-    try:
+    with failover_worker(tmp_path, "MakeBeforeBreak") as (worker, running, heartbeats, _config, settings):
         eventually("a started", lambda: "a" in running)
         heartbeats.down = True
         eventually("not ready once stale", lambda: not worker.ready()[0])
@@ -164,6 +164,3 @@ def test_a_stale_worker_fences_when_the_swarm_switches_to_break_before_make(tmp_
         write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
         eventually("a stopped: fenced on reading BreakBeforeMake", lambda: "a" not in running)
         assert not worker.may_act()
-    finally:
-        worker.terminate(drain=False)
-        thread.join(5)
