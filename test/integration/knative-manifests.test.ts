@@ -94,6 +94,10 @@ beforeAll(async () => {
       createdNamespaces.push(name);
     }
   }
+  // Once Knative's serving webhook is up (the global setup installs it in the background), a dry run of a Service
+  // is validated by a dry-run pod under the Service's ServiceAccount: those must exist for real, whichever file ran first.
+  const accounts = (rendered['knative'] ?? []).filter((d) => d.kind === 'ServiceAccount');
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=knative-manifests-test', '-f', '-'], yamlOf(accounts));
 }, 180_000);
 
 afterAll(async () => {
