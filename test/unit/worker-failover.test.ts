@@ -68,6 +68,18 @@ function setup(handoff: 'BreakBeforeMake' | 'MakeBeforeBreak', extra: Partial<Wo
 const runs = (running: Set<string>, jobs: string[]) => async () => [...running].sort().join(',') === jobs.join(',');
 const ready = async () => (await worker!.ready()).ready;
 
+/** A MakeBeforeBreak worker running job a, Ready, then cut off (its renewals fail) until it turns not ready. */
+async function staleUnderMakeBeforeBreak() {
+  const set = setup('MakeBeforeBreak');
+  set.write(1, ['a']);
+  worker = createWorker(set.options);
+  void worker.run();
+  await eventually('ready', ready, 10_000, 20);
+  set.leases.down = true;
+  await eventually('stale: not ready', async () => (await worker!.ready()).ready === false, 10_000, 20);
+  return set;
+}
+
 describe('failover in the TypeScript SDK worker', () => {
   it('BreakBeforeMake, partitioned: stops every job by its own clock, then turns not ready; back, it runs only a newer share', async () => {
     const { write, leases, running, options } = setup('BreakBeforeMake');
@@ -106,14 +118,8 @@ describe('failover in the TypeScript SDK worker', () => {
   });
 
   it('MakeBeforeBreak, partitioned: keeps its jobs, turns not ready, and ready again once it renews', async () => {
-    const { write, leases, running, options } = setup('MakeBeforeBreak');
-    write(1, ['a']);
-    worker = createWorker(options);
-    void worker.run();
-    await eventually('ready', ready, 10_000, 20);
-    leases.down = true;
-    await eventually('not ready', async () => (await worker!.ready()).ready === false, 10_000, 20);
-    expect(await worker.ready()).toEqual({ ready: false, reason: 'heartbeat stale' });
+    const { leases, running } = await staleUnderMakeBeforeBreak();
+    expect(await worker!.ready()).toEqual({ ready: false, reason: 'heartbeat stale' });
     expect([...running]).toEqual(['a']);
     leases.down = false;
     await eventually('ready again', ready, 10_000, 20);
@@ -123,17 +129,11 @@ describe('failover in the TypeScript SDK worker', () => {
   it('stale under MakeBeforeBreak when the handoff turns BreakBeforeMake: fences at once (stops every job, then not ready), not Ready and unfenced', async () => {
     // Seen on the real node: the Swarm switched to BreakBeforeMake while the worker was cut off; it had gone
     // stale under MakeBeforeBreak, then read the new handoff and answered ready with its jobs, so none moved.
-    const { write, leases, running, options } = setup('MakeBeforeBreak');
-    write(1, ['a']);
-    worker = createWorker(options);
-    void worker.run();
-    await eventually('ready', ready, 10_000, 20);
-    leases.down = true;
-    await eventually('stale: not ready', async () => (await worker!.ready()).ready === false, 10_000, 20);
+    const { write, leases, running } = await staleUnderMakeBeforeBreak();
     expect([...running]).toEqual(['a']);
     writeFileSync(join(dir!, 'failover.yml'), 'leaseSeconds: 3\nhandoff: BreakBeforeMake\n');
     await eventually('fenced: nothing runs', runs(running, []), 10_000, 20);
-    expect(await worker.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and a newer config' });
+    expect(await worker!.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and a newer config' });
     leases.down = false;
     write(2, ['a']);
     await eventually('runs v2 once fresh', runs(running, ['a']), 10_000, 20);
