@@ -126,6 +126,7 @@ if (!flag('quiet')) {
   out('refused by Swarm (the checker expects it): policy None with no acks (AcknowledgementRequired: hot reload needs acknowledgement)');
   for (const r of failing.slice(0, 10)) out(`seed ${r.seed}: ${describe(r.violations[0]!)}`);
   if (failing.length > 10) out(`… and ${failing.length - 10} more failing seeds`);
+  if (failing.length > 10) out(`every failing seed: ${failing.map((r) => `${r.seed} (${r.violations[0]!.invariant})`).join(', ')}`);
   if (byInvariant.size) out(`failing seeds by invariant: ${[...byInvariant.entries()].map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (failing.length) out(`replay one: npm run sim -- --seed ${failing[0]!.seed} --trace (add --shrink for the fewest actions that still fail)`);
 }
