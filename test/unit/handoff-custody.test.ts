@@ -67,7 +67,7 @@ describe('a replaced pod whose jobs a departing pod already holds', () => {
 });
 
 
-// The simulator's corpus custody-of-last-resort-departing-pod (seeds 2310, 2137): no worker of the assignment
+// The simulator's corpus replaced-pod-departing-pod-serves-scaled-by-hand and -rollout (seeds 2310, 2137): no worker of the assignment
 // serves (one replaced, the other crash-looping), but a pod past the replicas still does (OrderedReady keeps it
 // while a predecessor is unhealthy). It takes custody, so the replaced pod waits for its share to empty.
 describe('a departing pod that still serves: the custodian of last resort', () => {
