@@ -66,10 +66,10 @@ describe('a replaced pod whose jobs a departing pod already holds', () => {
   });
 });
 
-
-// The simulator's corpus replaced-pod-departing-pod-serves-scaled-by-hand and -rollout (seeds 2310, 2137): no worker of the assignment
-// serves (one replaced, the other crash-looping), but a pod past the replicas still does (OrderedReady keeps it
-// while a predecessor is unhealthy). It takes custody, so the replaced pod waits for its share to empty.
+// The simulator's corpus replaced-pod-departing-pod-serves-scaled-by-hand and -rollout (seeds 2310, 2137): no
+// worker of the assignment serves (one replaced, the other crash-looping), but a pod past the replicas still does
+// (OrderedReady keeps it while a predecessor is unhealthy). It takes custody, so the replaced pod waits for its
+// share to empty.
 describe('a departing pod that still serves: the custodian of last resort', () => {
   const target = { 'swarm-worker-0': ['a', 'b', 'c'], 'swarm-worker-1': ['d', 'e'] };
   const previous = parse(render({ version: 7, workloads: { 'swarm-worker-0': { jobs: ['a', 'b', 'c', 'd', 'e'], version: 7 }, 'swarm-worker-1': { jobs: [], version: 7 } } }));
