@@ -71,9 +71,12 @@ export interface Custody {
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
  * or runs again, the assigner gives its worker its share back, handed over the
- * same way. No serving peer: nothing to hand to, the assignment stands, and
- * `handover` is false if a replaced pod is among them (it then stops at once)
- * unless its jobs are already published to a serving pod outside the assignment.
+ * same way. With no serving peer inside the assignment, a StatefulSet's
+ * departing pods that still serve (past the replicas decided, listed in the
+ * config in force: the StatefulSet shrinks only once they hold nothing) are
+ * the peers. No serving peer at all: nothing to hand to, the assignment
+ * stands, and `handover` is false if a replaced pod is among them (it then
+ * stops at once: waiting would only hold its replacement back).
  */
 export function inCustody(
   target: Assignment,
@@ -88,15 +91,16 @@ export function inCustody(
   const out = (w: string) => isExpired(facts(w)) || (!pool.breaksFirst && (replaced(w) || isStuck(facts(w).pod)));
   const away = workers.filter((w) => out(w) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
-  const serving = workers.filter((w) => isServing(facts(w).pod));
-  if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
-  if (serving.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
+  const inside = workers.filter((w) => isServing(facts(w).pod));
+  if (inside.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
+  const serving = inside.length > 0 || !pool.replacesUnderOwnName ? inside : departingServing(target, previous, facts);
+  if (serving.length === 0) return { target, handover: !away.some(replaced) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
-  const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
+  const shared = serving.filter((w) => !(target[w] ?? []).some((job) => dedicated.has(job)));
   const custodians = shared.length > 0 ? shared : serving;
   const holder = new Map<string, string>();
   for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
-  const next: Record<string, string[]> = Object.fromEntries(workers.map((w) => [w, [...target[w]!]]));
+  const next: Record<string, string[]> = Object.fromEntries([...workers, ...custodians].map((w) => [w, [...(target[w] ?? [])]]));
   const leastLoaded = () => custodians.reduce((a, b) => (next[b]!.length < next[a]!.length ? b : a));
   for (const w of away) {
     for (const job of target[w]!) next[holder.get(job) ?? leastLoaded()]!.push(job);
@@ -114,15 +118,9 @@ export function sharedInCustody(target: Assignment, dedicated: ReadonlySet<strin
   );
 }
 
-/**
- * Every job of `jobs` is published, in the config in force, to another worker whose pod serves: one outside
- * the assignment (a departing pod past the replicas that took custody earlier) runs them while the replaced
- * pod waits, so it must not stop first.
- */
-function runElsewhere(jobs: readonly string[], worker: string, previous: WorkerConfig | undefined, facts: (worker: string) => WorkerFacts): boolean {
-  const published = new Set<string>();
-  for (const [w, share] of Object.entries(previous?.workloads ?? {})) if (w !== worker && isServing(facts(w).pod)) for (const job of share.jobs) published.add(job);
-  return jobs.every((job) => published.has(job));
+/** Workers the config in force lists outside the assignment (departing: past the replicas decided) whose pods serve. */
+function departingServing(target: Assignment, previous: WorkerConfig | undefined, facts: (worker: string) => WorkerFacts): string[] {
+  return Object.keys(previous?.workloads ?? {}).filter((w) => !(w in target) && isServing(facts(w).pod));
 }
 
 export function stageHandoff(input: HandoffInput): StagedHandoff {
