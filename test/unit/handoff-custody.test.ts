@@ -71,7 +71,7 @@ describe('a replaced pod whose jobs a departing pod already holds', () => {
 // The simulator's corpus replaced-pod-stops-while-departing-pods-serve (seed 88, found by --compare --without
 // coalescer, then with every shortcut on): a rolling restart reached pod 0 while the Swarm was scaled to 1; its
 // departing peers served, but held only some of its jobs, so the handover annotation was cleared and pod 0
-// stopped the rest at once. Departing pods that serve are custodians when no peer inside the assignment serves.
+// stopped the rest at once. A serving departing pod is the custodian of last resort.
 describe('a replaced pod whose departing peers serve but hold only some of its jobs', () => {
   const target = { 'swarm-worker-0': ['a', 'b', 'c'] };
   const previous = parse(
@@ -80,25 +80,24 @@ describe('a replaced pod whose departing peers serve but hold only some of its j
       workloads: {
         'swarm-worker-0': { jobs: ['a', 'b', 'c'], version: 5 },
         'swarm-worker-1': { jobs: ['a'], version: 4, releasing: ['a'] },
-        'swarm-worker-2': { jobs: [], version: 4 },
       },
     }),
   );
   const terminating: WorkerFacts = { pod: { ...workerPod(0), ready: false, terminating: true }, ack: 'runs' };
   const facts = (w: string) => (w === 'swarm-worker-0' ? terminating : serving(Number(w.slice(-1))));
+  const pool = { replacesUnderOwnName: true, departing: ['swarm-worker-1', 'swarm-worker-2'] };
 
   it('hands every job to them, the one each already runs kept where it is, and waits for its share to empty', () => {
-    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: true });
+    const custody = inCustody(target, previous, facts, pool);
     expect(custody.handover).toBe(true);
     expect(custody.target['swarm-worker-0']).toEqual([]);
     expect(custody.target['swarm-worker-1']).toContain('a');
     expect(Object.values(custody.target).flat().sort()).toEqual(['a', 'b', 'c']);
   });
 
-  it('in a Deployment pool, takes no departing pod as a peer (a successor takes the share)', () => {
-    const stuckFacts = (w: string) => (w === 'swarm-worker-0' ? crashLooping(0) : serving(Number(w.slice(-1))));
-    expect(inCustody(target, previous, stuckFacts, { replacesUnderOwnName: true }).target['swarm-worker-0']).toEqual([]);
-    expect(inCustody(target, previous, stuckFacts, { replacesUnderOwnName: false }).target).toEqual(target);
+  it('prefers a serving peer inside the assignment', () => {
+    const inside = { 'swarm-worker-0': ['a', 'b'], 'swarm-worker-3': ['c'] };
+    const custody = inCustody(inside, previous, facts, pool);
+    expect(custody.target).toEqual({ 'swarm-worker-0': [], 'swarm-worker-3': ['c', 'a', 'b'] });
   });
 });
-
