@@ -103,8 +103,8 @@ function forget(id: string): void {
 // -------------------------------------------------------------- the coalescer
 // Per-key coalescing inside one instance, like a controller workqueue: while a
 // reconcile for a key runs, any number of new events for it cause exactly one
-// follow-up reconcile, which they all share. Meant as an optimisation only, but
-// the simulator finds open defects with it off (docs/design.md#shortcuts).
+// follow-up reconcile, which they all share. An optimisation only: what the
+// simulator found with it off were defects its timing hid (docs/design.md#shortcuts).
 
 export interface Coalesced<T> {
   value: T;
