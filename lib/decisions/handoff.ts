@@ -88,7 +88,8 @@ export function inCustody(
   const out = (w: string) => isExpired(facts(w)) || (!pool.breaksFirst && (replaced(w) || isStuck(facts(w).pod)));
   const away = workers.filter((w) => out(w) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
-  const serving = workers.filter((w) => isServing(facts(w).pod));
+  // Not one that is out though Ready (fenced, its pod not NotReady yet): it would be given its own jobs.
+  const serving = workers.filter((w) => isServing(facts(w).pod) && !out(w));
   if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
   if (serving.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.

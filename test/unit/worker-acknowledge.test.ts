@@ -43,7 +43,7 @@ describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
     await setup(api)({ version: 3, jobs: ['b', 'a'] });
     expect(api.lease?.metadata).toMatchObject({ name: 'swarm-worker-1', namespace: 'ns', labels: { 'k8slab.info/swarm': 'swarm-worker' } });
     const ack = parseAcknowledgement({ name: 'swarm-worker-1', holderIdentity: api.lease?.spec?.holderIdentity ?? '', annotations: api.lease?.metadata?.annotations ?? {} });
-    expect(ack).toEqual({ worker: 'swarm-worker-1', podUid: 'uid-1', version: 3, digest: jobsDigest(['a', 'b']), loadedAt: '2026-11-22T00:00:00.000Z', protocol: '1' });
+    expect(ack).toEqual({ worker: 'swarm-worker-1', podUid: 'uid-1', version: 3, digest: jobsDigest(['a', 'b']), loadedAt: '2026-11-22T00:00:00.000Z', protocol: '1', fenced: false });
   });
 
   it('replaces it guarded by resourceVersion, writes nothing when it already says the same, and takes a new pod uid', async () => {
