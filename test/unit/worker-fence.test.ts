@@ -29,7 +29,7 @@ describe('failover settings and timings', () => {
 });
 
 describe('the fence', () => {
-  it('lifts once fresh; after stopping jobs, only for a share that names no job, at any version (corpus fenced-resumed-on-in-between-config)', () => {
+  it('lifts once fresh; after stopping jobs, only for a share that names no job, at any version (corpus fenced-resumed-on-in-between-config-*)', () => {
     const fence = fenceAt(UNFENCED, 7, 2);
     expect(fence).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
     expect(saysFenced(fence)).toBe(true);
@@ -47,7 +47,7 @@ describe('the fence', () => {
     expect(fenceAt(fence, 9, 0)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
   });
 
-  it('a new process starts waiting for an empty share when its predecessor fenced or went stale (corpus restart-after-stale)', () => {
+  it('a new process starts waiting for an empty share when its predecessor fenced or went stale (conformance restart-after-stale)', () => {
     const at = { now: 100_000, renewDeadlineMs: 10_000 };
     expect(startingFence({ ...at, ackFenced: false })).toEqual(STARTING); // no heartbeat Lease of this pod: as today
     expect(startingFence({ ...at, ackFenced: false, renewedAt: 95_000 })).toEqual(STARTING);
@@ -58,7 +58,7 @@ describe('the fence', () => {
     expect(saysFenced(STARTING_STALE)).toBe(true);
   });
 
-  it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (corpus fenced-then-switched-to-mbb)', () => {
+  it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (seed 431, before the handoff became immutable)', () => {
     const fenced = fenceAt(UNFENCED, 39, 16);
     expect(admit(fenced, true, false, () => 0)).toBeUndefined();
     expect(admit(fenced, true, true, () => 4)).toBeUndefined();
