@@ -100,10 +100,11 @@ export class FailoverModel {
    */
   started(proc: FailoverProc): void {
     const drift = this.rng.next() * 2 * DRIFT - DRIFT;
-    const renewedAt = this.renewed.get(proc.podUid);
-    const fence = breaksFirst(this.settings())
-      ? startingFence({ ackFenced: this.host.ackSaysFenced(proc), renewedAt: renewedAt === undefined ? undefined : renewedAt * (1 + drift), now: this.timeline.now * (1 + drift), renewDeadlineMs: this.t().renewDeadlineMs })
-      : UNFENCED;
+    const now = this.timeline.now;
+    const renewed = this.renewed.get(proc.podUid);
+    // The time since that renewal as its own clock (1 + drift) measures it.
+    const renewedAt = renewed === undefined ? undefined : now - (now - renewed) * (1 + drift);
+    const fence = breaksFirst(this.settings()) ? startingFence({ ackFenced: this.host.ackSaysFenced(proc), renewedAt, now, renewDeadlineMs: this.t().renewDeadlineMs }) : UNFENCED;
     const b: Beat = { drift, stale: true, fence, frozenUntil: -1, cutUntil: -1, hungUntil: -1, renewTimer: 0 };
     this.beats.set(proc.id, b);
     this.tick(proc);
