@@ -321,7 +321,7 @@ export class Cluster {
   private acknowledge(proc: Proc): void {
     // Fenced, waiting for an empty share, it says so (W27): at the version it holds if it applied none yet.
     const fence = proc.view && this.failover ? this.failover.fenceOf(proc.view) : { fenced: false };
-    const version = proc.state.configVersion ?? (fence.fenced ? (fence.heldVersion ?? 0) : undefined);
+    const version = proc.state.configVersion ?? (fence.fenced ? fence.heldVersion : undefined);
     if (!proc.template.acknowledges || version === undefined || proc.state.stopping) return;
     const jobs = [...proc.state.share.jobs];
     const said = `${version}:${fence.fenced}:${jobs.join(',')}`;

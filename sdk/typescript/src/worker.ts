@@ -161,9 +161,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const contextOf = (shareVersion: number, configVersion: number | undefined): JobContext => ({ shareVersion, configVersion, mayAct: failover.mayAct });
 
   function acknowledgeState(): void {
-    // Fenced, waiting for an empty share (W27): it says so, at the version it holds if it applied none yet.
+    // Fenced, waiting for an empty share (W27): it says so, at the version it holds if it applied none yet (none held: nothing to say yet).
     const fenced = failover.saysFenced();
-    const version = state.configVersion ?? (fenced ? (failover.heldVersion() ?? 0) : undefined);
+    const version = state.configVersion ?? (fenced ? failover.heldVersion() : undefined);
     if (!acknowledge || version === undefined || stopping) return;
     const jobs = state.share.jobs.filter((job) => runner.running.has(job));
     const protocol = failover.protocol();
