@@ -58,6 +58,16 @@ describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
     expect(alreadySays(api.lease, 'uid-2', { version: 4, jobs: ['a', 'c'] })).toBe(false);
   });
 
+  it('says k8slab.info/fenced while fenced, and drops it with the acknowledgement it writes when it resumes (W27)', async () => {
+    const api = new FakeLeases();
+    const acknowledge = setup(api);
+    await acknowledge({ version: 3, jobs: [], protocol: '2', fenced: true });
+    expect(api.lease?.metadata?.annotations?.['k8slab.info/fenced']).toBe('true');
+    expect(alreadySays(api.lease, 'uid-1', { version: 3, jobs: [], protocol: '2' })).toBe(false);
+    await acknowledge({ version: 4, jobs: [], protocol: '2' });
+    expect(api.lease?.metadata?.annotations).not.toHaveProperty('k8slab.info/fenced');
+  });
+
   it('writes again what an earlier run of the pod wrote (Swarm voids an acknowledgement loaded before the container started)', async () => {
     const api = new FakeLeases();
     await setup(api)({ version: 3, jobs: ['a'] });
