@@ -275,6 +275,7 @@ export class Cluster {
         this.acknowledge(proc);
       },
       load: (v: FailoverProc, text: string | undefined) => this.load(procOf(v), text),
+      reload: (v: FailoverProc) => this.load(procOf(v), this.kubelets.get(v.podUid)?.volume),
       reacknowledge: (v: FailoverProc) => {
         procOf(v).acked = '';
         this.acknowledge(procOf(v));

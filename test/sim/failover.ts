@@ -43,6 +43,8 @@ export interface FailoverHost {
   stopAll(proc: FailoverProc): void;
   /** Apply this config text now (it was held back, or arrived while frozen). */
   load(proc: FailoverProc, text: string | undefined): void;
+  /** Read its config.yml again, as its volume holds it now. */
+  reload(proc: FailoverProc): void;
   /** Write its acknowledgement again (one given up while unreachable or frozen). */
   reacknowledge(proc: FailoverProc): void;
   setReady(proc: FailoverProc, ready: boolean): void;
@@ -193,12 +195,14 @@ export class FailoverModel {
       b.stale = true;
       if (breaksFirst(this.settings())) {
         if (proc.running.size > 0) this.truth.failed(proc.id, 'fenced: heartbeat stale');
-        b.fence = fenceAt(b.fence, proc.configVersion, proc.running.size);
+        b.fence = fenceAt(b.fence, proc.configVersion);
         this.host.stopAll(proc);
       }
     } else if (fresh && b.stale) {
       b.stale = false;
       if (b.held) this.host.load(proc, b.held.text);
+      // Fenced with no config arrived since: it reads its file as it is now, as the SDK does.
+      else if (b.fence.fenced && breaksFirst(this.settings())) this.host.reload(proc);
       else this.host.reacknowledge(proc);
     }
     this.recheck(proc);

@@ -88,6 +88,13 @@ export function createFailover(o: FailoverOptions): Failover {
   let fencing = false;
   let stale = false;
   let held: { text: string | undefined } | undefined;
+  const readConfig = (): string | undefined => {
+    try {
+      return readFileSync(o.configPath, 'utf8');
+    } catch {
+      return undefined; // no file: no share
+    }
+  };
   const sizeOf = (text: string | undefined): ShareSize => {
     try {
       return text === undefined ? undefined : (parse(text).workloads[o.pod]?.jobs.length ?? 0);
@@ -146,7 +153,7 @@ export function createFailover(o: FailoverOptions): Failover {
   }
 
   function fenceNow(): void {
-    fence = fenceAt(fence, o.configVersion(), o.running());
+    fence = fenceAt(fence, o.configVersion());
     o.log.warn({ configVersion: o.configVersion(), running: o.running() }, 'heartbeat stale: fencing, stopping every job');
     fencing = true;
     void o.stopAll().finally(() => (fencing = false));
@@ -168,6 +175,9 @@ export function createFailover(o: FailoverOptions): Failover {
             stale = false;
             o.log.info({}, 'heartbeat fresh');
             if (held) o.redeliver(held.text);
+            // Fenced with no config arrived since: the file as it is now may already give it no job (its share was
+            // empty, so Swarm writes nothing new when it expires it), and only a config read lifts the fence.
+            else if (fence.fenced && breaksFirst(settings())) o.redeliver(readConfig());
             else o.reacknowledge();
           },
           onError: (err) => o.log.warn({ err }, 'heartbeat renewal failed'),

@@ -4,8 +4,8 @@
 //
 // Under BreakBeforeMake a stale worker stops every job before its pod can turn
 // NotReady (Swarm then counts it as stopped and gives its jobs to peers), and
-// stays fenced until its heartbeat is fresh again and, if it stopped any job,
-// the share it reads names no job. A config merely newer than the one it
+// stays fenced until its heartbeat is fresh again and the share it reads
+// names no job (whether it ran any when it fenced or not). A config merely newer than the one it
 // fenced at is not enough: Swarm may have written it while it still saw the
 // pod Ready, naming the jobs it then gave a peer (issue 34, seeds 1921, 2432).
 // An empty share is always safe to run; what it gains after comes by the
@@ -20,7 +20,11 @@ export interface Fence {
   readonly fenced: boolean;
   /** The config version in force when it fenced (undefined: none read yet); for the logs. */
   readonly atVersion?: number | undefined;
-  /** It stopped jobs when it fenced (or may have, a process before it): it waits for an empty share. */
+  /**
+   * It fenced on going stale, having stopped whatever it ran (or a process before it did): it waits for an
+   * empty share. Whether it ran anything then does not matter: Swarm may have given it jobs in the config it
+   * wrote while the pod was still Ready, then expired it and given them to a peer.
+   */
   readonly stoppedJobs: boolean;
 }
 
@@ -32,9 +36,9 @@ export const STARTING_STALE: Fence = { fenced: true, stoppedJobs: true };
 
 export const breaksFirst = (settings: FailoverSettings | undefined): boolean => settings?.handoff === 'BreakBeforeMake';
 
-/** The fence after the heartbeat went stale with `running` jobs at config `version`. */
-export function fenceAt(fence: Fence, version: number | undefined, running: number): Fence {
-  return { fenced: true, atVersion: fence.fenced ? (fence.atVersion ?? version) : version, stoppedJobs: fence.stoppedJobs || running > 0 };
+/** The fence after the heartbeat went stale at config `version`. */
+export function fenceAt(fence: Fence, version: number | undefined): Fence {
+  return { fenced: true, atVersion: fence.fenced ? (fence.atVersion ?? version) : version, stoppedJobs: true };
 }
 
 /** It must say FENCED_ANNOTATION in its acknowledgement: fenced, waiting for an empty share. */
@@ -79,7 +83,8 @@ export function admit(fence: Fence, breaks: boolean, fresh: boolean, share: () =
 
 /**
  * A fenced worker may apply a config giving it `share` jobs once its heartbeat
- * is fresh, and — if it stopped jobs — only one that gives it none (at any version).
+ * is fresh, and — if it fenced on going stale — only one that gives it none (at
+ * any version). A new process's first fence (STARTING) waits for the heartbeat alone.
  */
 export function mayResume(fence: Fence, fresh: boolean, share: ShareSize): boolean {
   if (!fence.fenced) return true;
