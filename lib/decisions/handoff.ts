@@ -95,7 +95,8 @@ export function inCustody(
   const out = (w: string) => isExpired(facts(w)) || (!pool.breaksFirst && (replaced(w) || isStuck(facts(w).pod)));
   const away = workers.filter((w) => out(w) && target[w]!.length > 0);
   if (away.length === 0) return { target, handover: true };
-  const serving = workers.filter((w) => isServing(facts(w).pod));
+  // Not one that is out though Ready (fenced, its pod not NotReady yet): it would be given its own jobs.
+  const serving = workers.filter((w) => isServing(facts(w).pod) && !out(w));
   if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
   // No worker of the assignment serves, but a departing pod (past the replicas, kept by OrderedReady while a
   // predecessor is unhealthy) still does: it runs the jobs until a worker of the assignment serves again.

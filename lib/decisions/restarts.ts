@@ -12,7 +12,7 @@
 import type { ValidSwarm } from '../api/types.js';
 import type { PodView, PoolShape } from '../kube/types.js';
 import { workerNames } from '../assignment/workers.js';
-import { FAILOVER_PROTOCOL, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
+import { FAILOVER_PROTOCOL, jobsDigest, type LeaseLike, type WorkerConfig } from '../workerconfig/index.js';
 import { acknowledgementsByWorker, declaresAcknowledgement, judgeAcknowledgement, type ShareAcknowledgement } from './coverage.js';
 import { isServing, podsOfPool, podsOfPoolByName } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
@@ -32,6 +32,8 @@ export interface WorkerFacts {
   restartPending?: boolean;
   /** This pod's own acknowledgement announces the failover protocol: it heartbeats and fences itself (workers.ts isExpired). */
   heartbeats?: boolean;
+  /** This pod's own acknowledgement says it fenced itself and names no job (FENCED_ANNOTATION): it runs nothing. */
+  fenced?: boolean;
 }
 
 export interface WorkersObservation {
@@ -47,6 +49,8 @@ export interface WorkersObservation {
   anyOrdinal?: boolean;
 }
 
+const NO_JOBS = jobsDigest([]);
+
 /** The live workers' pods and acknowledgements, one lookup per worker. */
 export function workerFacts(obs: WorkersObservation): (worker: string) => WorkerFacts {
   const pods = obs.anyOrdinal ? podsOfPoolByName(obs.statefulSet, obs.pods) : podsOfPool(obs.statefulSet, obs.workers ?? obs.statefulSet.replicas, obs.pods);
@@ -59,7 +63,8 @@ export function workerFacts(obs: WorkersObservation): (worker: string) => Worker
     if (!pod) return {};
     if (!declaresAcknowledgement(pod)) return { pod };
     const own = acks.get(pod.name);
-    const heartbeats = own?.podUid === pod.uid && own.protocol === FAILOVER_PROTOCOL ? { heartbeats: true } : {};
+    const mine = own?.podUid === pod.uid && own.protocol === FAILOVER_PROTOCOL;
+    const heartbeats = mine ? { heartbeats: true, ...(own.fenced && own.digest === NO_JOBS ? { fenced: true } : {}) } : {};
     if (!config) return { pod, ...heartbeats };
     return { pod, ack: judgeAcknowledgement(pod, config.workloads[worker], acks), ...heartbeats };
   };

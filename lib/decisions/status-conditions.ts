@@ -79,8 +79,8 @@ export function judgeConditions(obs: StatusObservation, judged: JudgedWorkers): 
       const notReady = names.flatMap((name) => {
         const pod = pods.get(name);
         if (isServing(pod)) return [];
-        const since = judged.expired.get(name);
-        if (since !== undefined) return [`${name} (expired: NotReady since ${since}, its jobs handed to peers)`];
+        const why = judged.expired.get(name);
+        if (why !== undefined) return [`${name} (expired: ${why}, its jobs handed to peers)`];
         return [pod?.waiting ? `${name} (${pod.waiting.reason})` : name];
       });
       // An expiry is its own reason, so the Event of the Ready condition's change says which worker expired.

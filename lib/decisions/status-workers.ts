@@ -27,7 +27,7 @@ export interface JudgedWorkers {
   coverage?: Coverage;
   /** status.workers. */
   rows: WorkerStatus[];
-  /** Workers that expired (workers.ts isExpired), by name: since when their pod is NotReady (RFC 3339). */
+  /** Workers that expired (workers.ts isExpired), by name: why ("fenced", or NotReady since when, RFC 3339). */
   expired: Map<string, string>;
 }
 
@@ -76,6 +76,7 @@ export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
           };
         })
       : [];
-  const expired = new Map(names.flatMap((name) => (isExpired(facts(name)) ? [[name, facts(name).pod?.readinessChangedAt ?? ''] as const] : [])));
+  const why = (f: WorkerFacts) => (f.fenced ? 'fenced' : `NotReady since ${f.pod?.readinessChangedAt ?? ''}`);
+  const expired = new Map(names.flatMap((name) => (isExpired(facts(name)) ? [[name, why(facts(name))] as const] : [])));
   return { replicas, readyReplicas, names, pods, recorded, outstanding, ...(coverage ? { coverage } : {}), rows, expired };
 }

@@ -67,11 +67,16 @@ export const isStuck = (pod: PodView | undefined): boolean => !!pod && !pod.term
  * fenced itself (no fresh heartbeat: a partition, a hung job) or stopped
  * answering its probe (frozen). Not a container that has not been Ready yet
  * since it (re)started: its readiness changed before it started, and it runs
- * its share as it reads it. Its jobs go to serving peers (handoff.ts inCustody)
- * until it is Ready again; under BreakBeforeMake it counts as stopped.
+ * its share as it reads it. Or one whose acknowledgement says it fenced and
+ * runs nothing (`fenced`), Ready or not, this process or a new one: it waits
+ * for a share that names no job before it runs any (docs/worker-protocol.md
+ * W27). Its jobs go to serving peers (handoff.ts inCustody) until it is
+ * Ready again and no longer fenced; under BreakBeforeMake it counts as stopped.
  */
-export function isExpired(facts: { pod?: PodView | undefined; heartbeats?: boolean | undefined }): boolean {
+export function isExpired(facts: { pod?: PodView | undefined; heartbeats?: boolean | undefined; fenced?: boolean | undefined }): boolean {
   const pod = facts.pod;
-  if (!facts.heartbeats || !pod || pod.ready || pod.terminating || pod.waiting || !pod.startedAt || !pod.readinessChangedAt) return false;
+  if (!facts.heartbeats || !pod || pod.terminating) return false;
+  if (facts.fenced) return true;
+  if (pod.ready || pod.waiting || !pod.startedAt || !pod.readinessChangedAt) return false;
   return pod.readinessChangedAt > pod.startedAt;
 }

@@ -24,6 +24,11 @@ export const LOADED_AT_ANNOTATION = 'k8slab.info/loaded-at';
 /** The worker protocol the writer implements (docs/worker-protocol.md); absent: protocol 1. */
 export const PROTOCOL_ANNOTATION = 'k8slab.info/worker-protocol';
 export const WORKER_PROTOCOL = '1';
+/**
+ * Value "true": the worker fenced itself under BreakBeforeMake and runs nothing until its share names no
+ * job (docs/worker-protocol.md W27). Swarm expires it (lib/decisions/workers.ts isExpired) so its share empties.
+ */
+export const FENCED_ANNOTATION = 'k8slab.info/fenced';
 
 /** The Lease a worker pod writes is named after the pod. */
 export const leaseName = (pod: string): string => pod;
@@ -38,6 +43,8 @@ export interface Acknowledgement {
   loadedAt: string;
   /** The protocol its writer implements (PROTOCOL_ANNOTATION; absent: "1"). */
   protocol: string;
+  /** It says it is fenced, waiting for an empty share (FENCED_ANNOTATION). */
+  fenced: boolean;
 }
 
 /** The parts of a Lease the protocol reads (lib/kube's LeaseView has them). */
@@ -52,5 +59,5 @@ export function parseAcknowledgement(lease: LeaseLike): Acknowledgement | undefi
   const version = Number(a[VERSION_ANNOTATION]);
   const digest = a[DIGEST_ANNOTATION];
   if (!lease.holderIdentity || !Number.isSafeInteger(version) || version < 0 || !digest) return undefined;
-  return { worker: lease.name, podUid: lease.holderIdentity, version, digest, loadedAt: a[LOADED_AT_ANNOTATION] ?? '', protocol: a[PROTOCOL_ANNOTATION] ?? WORKER_PROTOCOL };
+  return { worker: lease.name, podUid: lease.holderIdentity, version, digest, loadedAt: a[LOADED_AT_ANNOTATION] ?? '', protocol: a[PROTOCOL_ANNOTATION] ?? WORKER_PROTOCOL, fenced: a[FENCED_ANNOTATION] === 'true' };
 }

@@ -65,14 +65,14 @@ function expectFailedOver(result: TrialResult, pool: FailoverPool): void {
  * whose new watches miss what changes while it lists (a trial must not run meanwhile).
  */
 let served: Promise<Map<string, FailoverPool>> | undefined;
-async function deployed(name: 'freeze' | 'partition' | 'hang'): Promise<FailoverPool> {
+async function deployed(name: 'freeze' | 'partition' | 'partition-bbm' | 'hang', handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak'): Promise<FailoverPool> {
   served ??= (async () => {
     const byName = new Map<string, FailoverPool>();
-    for (const each of ['freeze', 'partition', 'hang']) byName.set(each, await poolIn(each));
+    for (const each of ['freeze', 'partition', 'partition-bbm', 'hang']) byName.set(each, await poolIn(each));
     return byName;
   })();
   const pool = (await served).get(name)!;
-  await pool.deploy('MakeBeforeBreak');
+  await pool.deploy(handoff);
   return pool;
 }
 
@@ -86,13 +86,13 @@ describe.concurrent('failover on the real node: a worker frozen, cut off, or hun
   }, 600_000);
 
   it('its traffic to the API server dropped (iptables in its network namespace): the same; then under BreakBeforeMake the same, and no job ever has two running owners', async () => {
-    const partition = await deployed('partition');
+    // restart.handoff is immutable (a switch mid hand-off keeps neither promise): BreakBeforeMake in a pool of its own.
+    const [partition, breaking] = await Promise.all([deployed('partition'), deployed('partition-bbm', 'BreakBeforeMake')]);
     const mbb = await partition.trial('partition');
     expectFailedOver(mbb, partition);
     expect(mbb.faultInPlaceAtStatus).toBe(true);
-    await partition.switchTo('BreakBeforeMake');
-    const bbm = await partition.trial('partition');
-    expectFailedOver(bbm, partition);
+    const bbm = await breaking.trial('partition');
+    expectFailedOver(bbm, breaking);
     // The workers' own reports: it stopped its share (fenced) before its peer started any of it.
     expect(bbm.duplicateSeconds).toBe(0);
   }, 720_000);

@@ -243,6 +243,7 @@ export class Cluster {
   private viewOf(proc: Proc): FailoverProc & { proc: Proc } {
     proc.view ??= {
       id: proc.id,
+      pod: proc.pod,
       podUid: proc.podUid,
       get alive() {
         return proc.alive;
@@ -274,6 +275,7 @@ export class Cluster {
         this.acknowledge(proc);
       },
       load: (v: FailoverProc, text: string | undefined) => this.load(procOf(v), text),
+      reload: (v: FailoverProc) => this.load(procOf(v), this.kubelets.get(v.podUid)?.volume),
       reacknowledge: (v: FailoverProc) => {
         procOf(v).acked = '';
         this.acknowledge(procOf(v));
@@ -285,6 +287,10 @@ export class Cluster {
         this.truth.pod(pod.name, ready ? 'ready' : 'unready');
       },
       restart: (v: FailoverProc, how: string) => this.crash(v.podUid, how),
+      ackSaysFenced: (v: FailoverProc) => {
+        const lease = this.store.peek<LeaseObj>('Lease', podKey(this.ns, v.pod));
+        return lease?.holderIdentity === v.podUid && lease.annotations['k8slab.info/fenced'] === 'true';
+      },
     };
   }
 
@@ -314,10 +320,12 @@ export class Cluster {
   }
 
   private acknowledge(proc: Proc): void {
-    if (!proc.template.acknowledges || proc.state.configVersion === undefined || proc.state.stopping) return;
+    // Fenced, waiting for an empty share, it says so (W27): at the version it holds if it applied none yet.
+    const fence = proc.view && this.failover ? this.failover.fenceOf(proc.view) : { fenced: false };
+    const version = proc.state.configVersion ?? (fence.fenced ? fence.heldVersion : undefined);
+    if (!proc.template.acknowledges || version === undefined || proc.state.stopping) return;
     const jobs = [...proc.state.share.jobs];
-    const version = proc.state.configVersion;
-    const said = `${version}:${jobs.join(',')}`;
+    const said = `${version}:${fence.fenced}:${jobs.join(',')}`;
     if (said === proc.acked) return;
     proc.acked = said;
     this.timeline.after(this.slowDelay(10, 120), () => {
@@ -337,6 +345,7 @@ export class Cluster {
           'k8slab.info/jobs-digest': jobsDigest(jobs),
           'k8slab.info/loaded-at': stamp(this.timeline.now),
           ...(proc.view && this.failover ? { 'k8slab.info/worker-protocol': this.failover.protocol } : {}),
+          ...(fence.fenced ? { 'k8slab.info/fenced': 'true' } : {}),
         },
       };
       this.store.put('Lease', podKey(this.ns, proc.pod), lease);

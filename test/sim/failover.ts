@@ -10,8 +10,13 @@
 // fails); the liveness probe restarts a container frozen or hung past
 // LIVENESS_MS. The checker learns what really runs: a frozen process's jobs
 // run nothing until it resumes, and it fences (by its clock) before they do.
-import { failoverTimings, parse, type FailoverSettings } from '../../lib/workerconfig/index.js';
-import { admit, fenceAt, readiness, STARTING, UNFENCED, breaksFirst, type Fence } from '../../sdk/typescript/src/fence.js';
+// A fenced worker says so in its acknowledgement (cluster.ts), and a new
+// process reads its pod's own Leases first, as the SDK does (W27): the
+// acknowledgement Lease from the store, the heartbeat Lease as kept here (the
+// API server's copy: Swarm never reads it, the event source never delivers it).
+import { failoverTimings, type FailoverSettings } from '../../lib/workerconfig/index.js';
+import { admit, fenceAt, readiness, saysFenced, startingFence, UNFENCED, breaksFirst, type Fence, type ShareSize } from '../../sdk/typescript/src/fence.js';
+import { parseRemembered as parse } from './parse-memo.js';
 import type { Rng } from './rng.js';
 import type { Timeline } from './timeline.js';
 
@@ -24,6 +29,7 @@ const LIVENESS_MS = 30_000;
 /** What the model needs of a worker process and of the cluster around it (cluster.ts). */
 export interface FailoverProc {
   readonly id: string;
+  readonly pod: string;
   readonly podUid: string;
   readonly alive: boolean;
   readonly running: ReadonlySet<string>;
@@ -37,11 +43,15 @@ export interface FailoverHost {
   stopAll(proc: FailoverProc): void;
   /** Apply this config text now (it was held back, or arrived while frozen). */
   load(proc: FailoverProc, text: string | undefined): void;
+  /** Read its config.yml again, as its volume holds it now. */
+  reload(proc: FailoverProc): void;
   /** Write its acknowledgement again (one given up while unreachable or frozen). */
   reacknowledge(proc: FailoverProc): void;
   setReady(proc: FailoverProc, ready: boolean): void;
   /** The kubelet restarts the container (liveness). */
   restart(proc: FailoverProc, how: string): void;
+  /** Its pod's acknowledgement Lease, held by its pod's uid, says fenced (read from the API at start). */
+  ackSaysFenced(proc: FailoverProc): boolean;
 }
 
 export interface FailoverTruth {
@@ -69,6 +79,8 @@ interface Beat {
 
 export class FailoverModel {
   private readonly beats = new Map<string, Beat>();
+  /** Each pod's heartbeat Lease as the API server holds it: when its last renewal landed (by pod uid). */
+  private readonly renewed = new Map<string, number>();
 
   constructor(
     readonly settings: () => FailoverSettings,
@@ -84,11 +96,31 @@ export class FailoverModel {
   /** Renewed within the deadline by its own clock (it runs at 1 + drift). */
   private fresh = (b: Beat) => b.lastRenew !== undefined && (this.timeline.now - b.lastRenew) * (1 + b.drift) < this.t().renewDeadlineMs;
 
-  /** A container started: it renews at once (breaking first, it runs nothing before). */
+  /**
+   * A container started: breaking first, it reads its pod's own Leases (the SDK's startingFence: a predecessor
+   * that fenced or went stale leaves it waiting for an empty share), then renews (it runs nothing before).
+   */
   started(proc: FailoverProc): void {
-    const b: Beat = { drift: this.rng.next() * 2 * DRIFT - DRIFT, stale: true, fence: breaksFirst(this.settings()) ? STARTING : UNFENCED, frozenUntil: -1, cutUntil: -1, hungUntil: -1, renewTimer: 0 };
+    const drift = this.rng.next() * 2 * DRIFT - DRIFT;
+    const now = this.timeline.now;
+    const renewed = this.renewed.get(proc.podUid);
+    // The time since that renewal as its own clock (1 + drift) measures it.
+    const renewedAt = renewed === undefined ? undefined : now - (now - renewed) * (1 + drift);
+    const fence = breaksFirst(this.settings()) ? startingFence({ ackFenced: this.host.ackSaysFenced(proc), renewedAt, now, renewDeadlineMs: this.t().renewDeadlineMs }) : UNFENCED;
+    const b: Beat = { drift, stale: true, fence, frozenUntil: -1, cutUntil: -1, hungUntil: -1, renewTimer: 0 };
     this.beats.set(proc.id, b);
     this.tick(proc);
+  }
+
+  /** What its acknowledgement says of the fence (W27): fenced, waiting for an empty share; and the version it holds. */
+  fenceOf(proc: FailoverProc): { fenced: boolean; heldVersion?: number } {
+    const b = this.beat(proc);
+    if (!b || !breaksFirst(this.settings()) || !saysFenced(b.fence)) return { fenced: false };
+    try {
+      return { fenced: true, ...(b.held?.text !== undefined ? { heldVersion: parse(b.held.text).version } : {}) };
+    } catch {
+      return { fenced: true };
+    }
   }
 
   reachable(proc: FailoverProc): boolean {
@@ -105,16 +137,18 @@ export class FailoverModel {
       return true;
     }
     // The SDK's own rule (fence.ts admit): held while fenced; under MakeBeforeBreak the fence lifts.
-    const version = (): number | undefined | 'unreadable' => {
+    const share = (): ShareSize => {
       try {
-        return text === undefined ? undefined : parse(text).version;
+        return text === undefined ? undefined : (parse(text).workloads[proc.pod]?.jobs.length ?? 0);
       } catch {
         return 'unreadable';
       }
     };
-    const next = admit(b.fence, breaksFirst(this.settings()), this.fresh(b), version);
+    const next = admit(b.fence, breaksFirst(this.settings()), this.fresh(b), share);
     if (!next) {
       b.held = { text };
+      // Fenced, it says so (a new process has acknowledged nothing yet; one cut off gave its write up).
+      if (saysFenced(b.fence)) this.host.reacknowledge(proc);
       return true;
     }
     const wasFenced = b.fence.fenced;
@@ -141,6 +175,7 @@ export class FailoverModel {
     const ok = this.timeline.now >= b.hungUntil && this.timeline.now >= b.cutUntil;
     if (ok) {
       b.lastRenew = this.timeline.now;
+      this.renewed.set(proc.podUid, this.timeline.now);
       // The deadline timer (by its own clock).
       this.timeline.after(Math.ceil(this.t().renewDeadlineMs / (1 + b.drift)), () => this.judge(proc));
     }
@@ -160,12 +195,14 @@ export class FailoverModel {
       b.stale = true;
       if (breaksFirst(this.settings())) {
         if (proc.running.size > 0) this.truth.failed(proc.id, 'fenced: heartbeat stale');
-        b.fence = fenceAt(b.fence, proc.configVersion, proc.running.size);
+        b.fence = fenceAt(b.fence, proc.configVersion);
         this.host.stopAll(proc);
       }
     } else if (fresh && b.stale) {
       b.stale = false;
       if (b.held) this.host.load(proc, b.held.text);
+      // Fenced with no config arrived since: it reads its file as it is now, as the SDK does.
+      else if (b.fence.fenced && breaksFirst(this.settings())) this.host.reload(proc);
       else this.host.reacknowledge(proc);
     }
     this.recheck(proc);

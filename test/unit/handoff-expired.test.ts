@@ -11,9 +11,9 @@ import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { isExpired } from '../../lib/decisions/workers.js';
 import type { LeaseView, PodView } from '../../lib/kube/types.js';
-import { FAILOVER_KEY, PROTOCOL_ANNOTATION, parse, parseFailover, render } from '../../lib/workerconfig/index.js';
+import { FAILOVER_KEY, FENCED_ANNOTATION, PROTOCOL_ANNOTATION, parse, parseFailover, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
-import { acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
+import { acknowledgement, acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
 
 const STARTED = '2026-11-27T10:00:00Z';
 const pod = (ordinal: number, over: Partial<PodView> = {}): PodView =>
@@ -126,5 +126,33 @@ describe('the assign decision with failover', () => {
     expect(ready.reason).toBe('WorkersExpired');
     expect(ready.message).toContain('swarm-worker-1 (expired: NotReady since 2026-11-27T10:05:00Z');
     expect(ready.message).toContain('every job runs on an acknowledged worker');
+  });
+
+  it('a worker that says it fenced (k8slab.info/fenced, no job) has expired though its pod is Ready or its container new; status names it', () => {
+    expect(isExpired({ pod: pod(1), heartbeats: true, fenced: true })).toBe(true);
+    expect(isExpired({ pod: unready(1, STARTED), heartbeats: true, fenced: true })).toBe(true); // a new process that starts fenced
+    expect(isExpired({ pod: { ...pod(1), terminating: true }, heartbeats: true, fenced: true })).toBe(false);
+    const swarm = validSwarm(swarmOf({ jobs, restart: { policy: 'None', handoff: 'BreakBeforeMake' }, failover: {} }));
+    const pods = [pod(0), pod(1)];
+    const cm = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
+    const v1 = configOf(cm);
+    const says = (jobs: readonly string[]) => {
+      const l = acknowledgement(pods[1]!, v1.version, jobs);
+      return { ...l, annotations: { ...l.annotations, [PROTOCOL_ANNOTATION]: '2', [FENCED_ANNOTATION]: 'true' } };
+    };
+    // Its pod still Ready (the probe has not failed 12 times yet): the share empties now, the peer gains at once.
+    const leases = [withProtocol2(runs(pods[0]!, v1)), says([])];
+    const moved = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods, leases }));
+    const v2 = configOf(moved);
+    expect(v2.workloads['swarm-worker-1']!.jobs).toEqual([]);
+    expect(v2.workloads['swarm-worker-0']!.jobs).toEqual([...jobs].sort());
+    expect(v2.workloads['swarm-worker-0']!.awaiting).toBeUndefined();
+    // One that says fenced but still names jobs is not believed: nothing moves on its word.
+    const still = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: cm, pods, leases: [leases[0]!, says(v1.workloads['swarm-worker-1']!.jobs)] }));
+    expect(still.write).toBe('none');
+    const status = computeStatus({ swarm, statefulSet: sts(2), pods: [pods[0]!, unready(1, STARTED)], config: v2, leases: [withProtocol2(runs(pods[0]!, v2)), says([])], now: '2026-11-27T10:05:30Z' });
+    const ready = status.conditions!.find((c) => c.type === 'Ready')!;
+    expect(ready.reason).toBe('WorkersExpired');
+    expect(ready.message).toContain('swarm-worker-1 (expired: fenced, its jobs handed to peers)');
   });
 });

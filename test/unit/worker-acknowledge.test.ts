@@ -43,7 +43,7 @@ describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
     await setup(api)({ version: 3, jobs: ['b', 'a'] });
     expect(api.lease?.metadata).toMatchObject({ name: 'swarm-worker-1', namespace: 'ns', labels: { 'k8slab.info/swarm': 'swarm-worker' } });
     const ack = parseAcknowledgement({ name: 'swarm-worker-1', holderIdentity: api.lease?.spec?.holderIdentity ?? '', annotations: api.lease?.metadata?.annotations ?? {} });
-    expect(ack).toEqual({ worker: 'swarm-worker-1', podUid: 'uid-1', version: 3, digest: jobsDigest(['a', 'b']), loadedAt: '2026-11-22T00:00:00.000Z', protocol: '1' });
+    expect(ack).toEqual({ worker: 'swarm-worker-1', podUid: 'uid-1', version: 3, digest: jobsDigest(['a', 'b']), loadedAt: '2026-11-22T00:00:00.000Z', protocol: '1', fenced: false });
   });
 
   it('replaces it guarded by resourceVersion, writes nothing when it already says the same, and takes a new pod uid', async () => {
@@ -56,6 +56,16 @@ describe('acknowledge (sdk/typescript/src/lease.ts)', () => {
     expect(api.calls.slice(3)).toEqual(['read', 'replace']);
     expect(alreadySays(api.lease, 'uid-1', { version: 4, jobs: ['c', 'a'] })).toBe(true);
     expect(alreadySays(api.lease, 'uid-2', { version: 4, jobs: ['a', 'c'] })).toBe(false);
+  });
+
+  it('says k8slab.info/fenced while fenced, and drops it with the acknowledgement it writes when it resumes (W27)', async () => {
+    const api = new FakeLeases();
+    const acknowledge = setup(api);
+    await acknowledge({ version: 3, jobs: [], protocol: '2', fenced: true });
+    expect(api.lease?.metadata?.annotations?.['k8slab.info/fenced']).toBe('true');
+    expect(alreadySays(api.lease, 'uid-1', { version: 3, jobs: [], protocol: '2' })).toBe(false);
+    await acknowledge({ version: 4, jobs: [], protocol: '2' });
+    expect(api.lease?.metadata?.annotations).not.toHaveProperty('k8slab.info/fenced');
   });
 
   it('writes again what an earlier run of the pod wrote (Swarm voids an acknowledgement loaded before the container started)', async () => {

@@ -29,6 +29,8 @@ class FakeLeases implements LeaseApi {
   }
   replace = this.create;
   protocol = () => this.byName.get('w-0')?.metadata?.annotations?.['k8slab.info/worker-protocol'];
+  /** The acknowledgement says fenced (W27). */
+  fenced = () => this.byName.get('w-0')?.metadata?.annotations?.['k8slab.info/fenced'] === 'true';
 }
 
 let dir: string | undefined;
@@ -81,7 +83,7 @@ async function staleUnderMakeBeforeBreak() {
 }
 
 describe('failover in the TypeScript SDK worker', () => {
-  it('BreakBeforeMake, partitioned: stops every job by its own clock, then turns not ready; back, it runs only a newer share', async () => {
+  it('BreakBeforeMake, partitioned: stops every job by its own clock, then turns not ready; back, it says fenced and resumes only on an empty share', async () => {
     const { write, leases, running, options } = setup('BreakBeforeMake');
     write(1, ['a', 'b']);
     worker = createWorker(options);
@@ -96,14 +98,46 @@ describe('failover in the TypeScript SDK worker', () => {
     const renewed = leases.byName.get('w-0.heartbeat')?.spec?.renewTime;
     leases.down = false;
     await eventually('heartbeat renewed again', async () => leases.byName.get('w-0.heartbeat')?.spec?.renewTime !== renewed, 10_000, 20);
-    // The same config again runs nothing: Swarm may have given these jobs away meanwhile.
+    await eventually('says fenced', async () => leases.fenced(), 10_000, 20);
+    // The same config, or a newer one naming jobs (Swarm may have written it before it saw the fence), runs nothing.
+    write(2, ['b']);
     await new Promise((r) => setTimeout(r, 1500));
     expect([...running]).toEqual([]);
-    expect(await worker.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and a newer config' });
-    write(2, ['b']);
-    await eventually('runs v2', runs(running, ['b']), 10_000, 20);
+    expect(await worker.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and an empty share' });
+    write(3, []);
+    await eventually('resumed on the empty share: the annotation dropped', async () => !leases.fenced(), 10_000, 20);
     await eventually('ready again', ready, 10_000, 20);
+    write(4, ['b']);
+    await eventually('runs v4', runs(running, ['b']), 10_000, 20);
   });
+
+  it('BreakBeforeMake, a new process of a pod whose previous one fenced, or went stale: starts fenced until an empty share', async () => {
+    for (const left of ['fenced', 'stale'] as const) {
+      const { write, leases, running, options } = setup('BreakBeforeMake');
+      if (left === 'fenced') leases.byName.set('w-0', { metadata: { name: 'w-0', annotations: { 'k8slab.info/fenced': 'true' } }, spec: { holderIdentity: 'uid-0' } });
+      else leases.byName.set('w-0.heartbeat', { metadata: { name: 'w-0.heartbeat' }, spec: { holderIdentity: 'uid-0', renewTime: new Date(Date.now() - 60_000).toISOString() } });
+      write(1, ['a']);
+      worker = createWorker(options);
+      void worker.run();
+      await eventually(`${left}: says fenced`, async () => leases.fenced(), 10_000, 20);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect([...running]).toEqual([]);
+      write(2, []);
+      await eventually(`${left}: resumed`, async () => !leases.fenced(), 10_000, 20);
+      write(3, ['a']);
+      await eventually(`${left}: runs v3`, runs(running, ['a']), 10_000, 20);
+      worker.terminate('SIGINT');
+    }
+    // Another pod's Leases (another uid), or a fresh renewal: it starts as today.
+    const { write, leases, running, options } = setup('BreakBeforeMake');
+    leases.byName.set('w-0', { metadata: { name: 'w-0', annotations: { 'k8slab.info/fenced': 'true' } }, spec: { holderIdentity: 'uid-earlier' } });
+    leases.byName.set('w-0.heartbeat', { metadata: { name: 'w-0.heartbeat' }, spec: { holderIdentity: 'uid-0', renewTime: new Date().toISOString() } });
+    write(1, ['a']);
+    worker = createWorker(options);
+    void worker.run();
+    await eventually('runs v1', runs(running, ['a']), 10_000, 20);
+    expect(leases.fenced()).toBe(false);
+  }, 30_000);
 
   it('BreakBeforeMake: starts nothing before its first renewal', async () => {
     const { write, leases, running, options } = setup('BreakBeforeMake');
@@ -133,10 +167,12 @@ describe('failover in the TypeScript SDK worker', () => {
     expect([...running]).toEqual(['a']);
     writeFileSync(join(dir!, 'failover.yml'), 'leaseSeconds: 3\nhandoff: BreakBeforeMake\n');
     await eventually('fenced: nothing runs', runs(running, []), 10_000, 20);
-    expect(await worker!.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and a newer config' });
+    expect(await worker!.ready()).toEqual({ ready: false, reason: 'fenced: waiting for a fresh heartbeat and an empty share' });
     leases.down = false;
-    write(2, ['a']);
-    await eventually('runs v2 once fresh', runs(running, ['a']), 10_000, 20);
+    write(2, []);
+    await eventually('ready on the empty share', ready, 10_000, 20);
+    write(3, ['a']);
+    await eventually('runs v3', runs(running, ['a']), 10_000, 20);
     await eventually('ready again', ready, 10_000, 20);
   }, 20_000);
 

@@ -4,7 +4,7 @@
 // jumps past the renew deadline), a hung job (the health check fails), and the
 // shared timing arithmetic and failover.yml (lib/workerconfig/failover.ts).
 import { describe, expect, it } from 'vitest';
-import { admit, fenceAt, mayResume, readiness, STARTING, UNFENCED } from '../../sdk/typescript/src/fence.js';
+import { admit, fenceAt, mayResume, readiness, saysFenced, startingFence, STARTING, STARTING_STALE, UNFENCED } from '../../sdk/typescript/src/fence.js';
 import { createHeartbeat, heartbeatLease, microTime } from '../../sdk/typescript/src/heartbeat.js';
 import type { Lease, LeaseApi } from '../../sdk/typescript/src/lease.js';
 import { failoverTimings, minimumProbeWindowSeconds, parseFailover, renderFailover, type FailoverSettings } from '../../lib/workerconfig/index.js';
@@ -29,25 +29,40 @@ describe('failover settings and timings', () => {
 });
 
 describe('the fence', () => {
-  it('lifts once fresh; after stopping jobs, only for a config newer than the one it fenced at', () => {
-    const fence = fenceAt(UNFENCED, 7, 2);
+  it('lifts once fresh; after stopping jobs, only for a share that names no job, at any version (corpus fenced-resumed-on-in-between-config-*)', () => {
+    const fence = fenceAt(UNFENCED, 7);
     expect(fence).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
-    expect(mayResume(fence, false, 8)).toBe(false);
-    expect(mayResume(fence, true, 7)).toBe(false);
+    expect(saysFenced(fence)).toBe(true);
+    expect(mayResume(fence, false, 0)).toBe(false);
     expect(mayResume(fence, true, 'unreadable')).toBe(false);
-    expect(mayResume(fence, true, 8)).toBe(true);
+    // A share naming jobs, whatever its version: Swarm may have written it before it saw the fence (seeds 1921, 2432).
+    expect(mayResume(fence, true, 3)).toBe(false);
+    expect(mayResume(fence, true, 0)).toBe(true);
     expect(mayResume(fence, true, undefined)).toBe(true); // no config: it runs nothing
-    // Fenced with nothing running: a fresh heartbeat is enough (Swarm has nothing to move, writes nothing).
-    expect(mayResume(fenceAt(UNFENCED, 7, 0), true, 7)).toBe(true);
+    // Fenced with nothing running, the same: Swarm may have given it jobs while its pod was still Ready, then
+    // expired it and given them to a peer. The first fence of a new process waits for its heartbeat alone.
+    expect(fenceAt(UNFENCED, 7)).toEqual(fence);
     expect(mayResume(STARTING, true, 3)).toBe(true);
     // Fenced again before it resumed: the first fence's version stands.
-    expect(fenceAt(fence, 9, 0)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
+    expect(fenceAt(fence, 9)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
+  });
+
+  it('a new process starts waiting for an empty share when its predecessor fenced or went stale (conformance restart-after-stale)', () => {
+    const at = { now: 100_000, renewDeadlineMs: 10_000 };
+    expect(startingFence({ ...at, ackFenced: false })).toEqual(STARTING); // no heartbeat Lease of this pod: as today
+    expect(startingFence({ ...at, ackFenced: false, renewedAt: 95_000 })).toEqual(STARTING);
+    expect(startingFence({ ...at, ackFenced: false, renewedAt: 90_000 })).toEqual(STARTING_STALE);
+    expect(startingFence({ ...at, ackFenced: true, renewedAt: 99_000 })).toEqual(STARTING_STALE);
+    expect(mayResume(STARTING_STALE, true, 2)).toBe(false);
+    expect(mayResume(STARTING_STALE, true, 0)).toBe(true);
+    expect(saysFenced(STARTING_STALE)).toBe(true);
   });
 
   it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (seed 431, before the handoff became immutable)', () => {
-    const fenced = fenceAt(UNFENCED, 39, 16);
-    expect(admit(fenced, true, false, () => 41)).toBeUndefined();
-    expect(admit(fenced, true, true, () => 41)).toEqual(UNFENCED);
+    const fenced = fenceAt(UNFENCED, 39);
+    expect(admit(fenced, true, false, () => 0)).toBeUndefined();
+    expect(admit(fenced, true, true, () => 4)).toBeUndefined();
+    expect(admit(fenced, true, true, () => 0)).toEqual(UNFENCED);
     // The Swarm switched to MakeBeforeBreak while the worker was cut off: it applies what arrives, stale or not,
     // and no older config it held is applied after this one (the simulator's seed 431 stopped 19 jobs so).
     expect(admit(fenced, false, false, () => 41)).toEqual(UNFENCED);
@@ -56,8 +71,8 @@ describe('the fence', () => {
   it('is ready under BreakBeforeMake until its fencing stops returned, under MakeBeforeBreak while fresh and healthy', () => {
     const base = { fresh: true, healthy: true, fence: UNFENCED, fencing: false, loaded: true, stopping: false };
     expect(readiness({ ...base, settings: undefined, fresh: false })).toEqual({ ready: true });
-    expect(readiness({ ...base, settings: BBM, fresh: false, fence: fenceAt(UNFENCED, 1, 1), fencing: true })).toEqual({ ready: true });
-    expect(readiness({ ...base, settings: BBM, fresh: false, fence: fenceAt(UNFENCED, 1, 1) }).ready).toBe(false);
+    expect(readiness({ ...base, settings: BBM, fresh: false, fence: fenceAt(UNFENCED, 1), fencing: true })).toEqual({ ready: true });
+    expect(readiness({ ...base, settings: BBM, fresh: false, fence: fenceAt(UNFENCED, 1) }).ready).toBe(false);
     expect(readiness({ ...base, settings: BBM, healthy: false })).toEqual({ ready: true }); // a hung job fences it through the heartbeat
     expect(readiness({ ...base, settings: MBB, fresh: false })).toEqual({ ready: false, reason: 'heartbeat stale' });
     expect(readiness({ ...base, settings: MBB, healthy: false })).toEqual({ ready: false, reason: 'jobs unhealthy' });

@@ -1,11 +1,23 @@
 // A worker's failover (docs/worker-protocol.md §8, protocol 2), as worker.ts
 // uses it: reads failover.yml beside config.yml (absent: protocol 1, none of
 // this), keeps the heartbeat (heartbeat.ts) and the fence (fence.ts), holds
-// config back while fenced, and answers readiness.
+// config back while fenced, and answers readiness. A new process reads its
+// pod's own Leases first: one whose predecessor fenced or went stale starts
+// fenced, waiting for an empty share (W27).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { FAILOVER_KEY, FAILOVER_PROTOCOL, parse, parseFailover, type FailoverSettings } from '../../../lib/workerconfig/index.js';
-import { admit, breaksFirst, fenceAt, readiness, STARTING, UNFENCED, type Fence, type Readiness } from './fence.js';
+import {
+  FAILOVER_KEY,
+  FAILOVER_PROTOCOL,
+  FENCED_ANNOTATION,
+  failoverTimings,
+  heartbeatLeaseName,
+  leaseName,
+  parse,
+  parseFailover,
+  type FailoverSettings,
+} from '../../../lib/workerconfig/index.js';
+import { admit, breaksFirst, fenceAt, readiness, saysFenced, startingFence, STARTING, UNFENCED, type Fence, type Readiness, type ShareSize } from './fence.js';
 import { createHeartbeat, type Heartbeat } from './heartbeat.js';
 import type { LeaseApi } from './lease.js';
 
@@ -39,6 +51,10 @@ export interface Failover {
   mayAct(): boolean;
   /** Starting a job is allowed now (not fenced). */
   mayStart(): boolean;
+  /** Fenced, waiting for an empty share: the acknowledgement says so (FENCED_ANNOTATION). */
+  saysFenced(): boolean;
+  /** The version of the config held back while fenced (what a fenced new process acknowledges running nothing of). */
+  heldVersion(): number | undefined;
   /** True: `text` is held back (fenced); false: apply it. */
   hold(text: string | undefined): boolean;
   ready(worker: { loaded: boolean; stopping: boolean }): Promise<Readiness>;
@@ -72,6 +88,59 @@ export function createFailover(o: FailoverOptions): Failover {
   let fencing = false;
   let stale = false;
   let held: { text: string | undefined } | undefined;
+  const readConfig = (): string | undefined => {
+    try {
+      return readFileSync(o.configPath, 'utf8');
+    } catch {
+      return undefined; // no file: no share
+    }
+  };
+  const sizeOf = (text: string | undefined): ShareSize => {
+    try {
+      return text === undefined ? undefined : (parse(text).workloads[o.pod]?.jobs.length ?? 0);
+    } catch {
+      return 'unreadable';
+    }
+  };
+  const versionOf = (text: string | undefined): number | undefined => {
+    try {
+      return text === undefined ? undefined : parse(text).version;
+    } catch {
+      return undefined;
+    }
+  };
+
+  /**
+   * Before its first renewal, a new process breaking first reads its pod's own Leases (W27): its predecessor
+   * fenced (the annotation) or went stale (renewTime older than D) may have expired, and its jobs moved while
+   * the volume still names them: it starts fenced as if it had stopped jobs. Out of reach: read again until
+   * it answers (no renewal could succeed meanwhile, so nothing runs).
+   */
+  async function readStart(): Promise<void> {
+    const current = settings();
+    if (!o.leases || !o.namespace || !o.podUid || !breaksFirst(current)) return;
+    let ackFenced = false;
+    let renewedAt: number | undefined;
+    for (;;) {
+      try {
+        const [ack, beat] = await Promise.all([o.leases.read(o.namespace, leaseName(o.pod)), o.leases.read(o.namespace, heartbeatLeaseName(o.pod))]);
+        ackFenced = ack?.spec?.holderIdentity === o.podUid && ack.metadata?.annotations?.[FENCED_ANNOTATION] === 'true';
+        if (beat?.spec?.holderIdentity === o.podUid && beat.spec.renewTime) renewedAt = Date.parse(beat.spec.renewTime);
+        break;
+      } catch (err) {
+        if (closed) return;
+        o.log.warn({ err }, 'reading my own Leases at start failed; trying again');
+        await new Promise((r) => setTimeout(r, failoverTimings(current!.leaseSeconds).retryMs).unref());
+      }
+    }
+    const next = startingFence({ ackFenced, renewedAt, now: Date.now(), renewDeadlineMs: failoverTimings(current!.leaseSeconds).renewDeadlineMs });
+    if (!fence.fenced || !saysFenced(next)) return;
+    o.log.warn({ ackFenced, renewedAt }, 'my previous process fenced or went stale: waiting for a share that names no job');
+    fence = next;
+    o.reacknowledge();
+  }
+  let started: Promise<void> = Promise.resolve();
+  let closed = false;
 
   /** Stale: under BreakBeforeMake stop every job now, before the pod can turn NotReady (W26). */
   function onStale(): void {
@@ -84,7 +153,7 @@ export function createFailover(o: FailoverOptions): Failover {
   }
 
   function fenceNow(): void {
-    fence = fenceAt(fence, o.configVersion(), o.running());
+    fence = fenceAt(fence, o.configVersion());
     o.log.warn({ configVersion: o.configVersion(), running: o.running() }, 'heartbeat stale: fencing, stopping every job');
     fencing = true;
     void o.stopAll().finally(() => (fencing = false));
@@ -106,6 +175,9 @@ export function createFailover(o: FailoverOptions): Failover {
             stale = false;
             o.log.info({}, 'heartbeat fresh');
             if (held) o.redeliver(held.text);
+            // Fenced with no config arrived since: the file as it is now may already give it no job (its share was
+            // empty, so Swarm writes nothing new when it expires it), and only a config read lifts the fence.
+            else if (fence.fenced && breaksFirst(settings())) o.redeliver(readConfig());
             else o.reacknowledge();
           },
           onError: (err) => o.log.warn({ err }, 'heartbeat renewal failed'),
@@ -119,28 +191,25 @@ export function createFailover(o: FailoverOptions): Failover {
     protocol: () => (settings() ? FAILOVER_PROTOCOL : undefined),
     mayAct: () => !settings() || (fresh() && !fence.fenced),
     mayStart: () => !breaksFirst(settings()) || !fence.fenced,
+    saysFenced: () => breaksFirst(settings()) && saysFenced(fence),
+    heldVersion: () => versionOf(held?.text),
     hold(text) {
       // failover.yml may have appeared with this config (the ConfigMap made after the worker started):
       // read it with the config, and under BreakBeforeMake run nothing before the first renewal (W27).
       const now = heartbeat ? load() : undefined;
       if (breaksFirst(now) && heartbeat?.lastRenewal() === undefined) {
         if (!fence.fenced) fence = STARTING;
-        if (!breaksFirst(settings())) void heartbeat?.tick(); // renew now, not at the next look for the file
+        if (!breaksFirst(settings())) void started.then(() => heartbeat?.tick()); // renew now, not at the next look for the file
       }
-      const version = (): number | undefined | 'unreadable' => {
-        try {
-          return text === undefined ? undefined : parse(text).version;
-        } catch {
-          return 'unreadable';
-        }
-      };
       // The file as read now is the freshest word on the handoff (the heartbeat's copy lags up to a renewal).
-      const next = admit(fence, breaksFirst(now), fresh(), version);
+      const next = admit(fence, breaksFirst(now), fresh(), () => sizeOf(text));
       if (!next) {
         held = { text };
+        // Say so, fenced (W27): a new process has acknowledged nothing yet; one cut off gave its write up.
+        if (saysFenced(fence)) o.reacknowledge();
         return true;
       }
-      if (fence.fenced && fence.stoppedJobs) o.log.info({ configVersion: version(), fencedAt: fence.atVersion }, 'resuming after a fence');
+      if (saysFenced(fence)) o.log.info({ configVersion: versionOf(text), fencedAt: fence.atVersion }, 'resuming after a fence: my share names no job');
       fence = next;
       held = undefined;
       return false;
@@ -150,8 +219,13 @@ export function createFailover(o: FailoverOptions): Failover {
     start() {
       // Only a worker that breaks first waits for its first renewal before it runs anything.
       if (!breaksFirst(settings())) fence = UNFENCED;
-      void heartbeat?.tick();
+      // Its own Leases first: the first renewal would lift a fence the previous process left (W27).
+      started = readStart();
+      void started.then(() => heartbeat?.tick());
     },
-    close: () => heartbeat?.close(),
+    close: () => {
+      closed = true;
+      heartbeat?.close();
+    },
   };
 }

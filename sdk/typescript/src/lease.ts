@@ -5,6 +5,7 @@
 // by resourceVersion, transient failures retried with backoff.
 import {
   DIGEST_ANNOTATION,
+  FENCED_ANNOTATION,
   LOADED_AT_ANNOTATION,
   PROTOCOL_ANNOTATION,
   SWARM_LABEL,
@@ -23,6 +24,8 @@ export interface Acknowledged {
   jobs: readonly string[];
   /** The protocol it implements (default 1; 2 while it heartbeats: heartbeat.ts). */
   protocol?: string;
+  /** Fenced, waiting for a share that names no job (FENCED_ANNOTATION, W27); dropped when it resumes. */
+  fenced?: boolean;
 }
 
 /** The parts of a coordination.k8s.io/v1 Lease the protocol touches. */
@@ -72,6 +75,7 @@ export interface AcknowledgerOptions {
 
 /** The Lease this worker keeps, as it should read after acknowledging `ack` (pure). Fields it does not own are kept. */
 export function leaseFor(options: { pod: string; podUid: string; namespace: string; statefulSet: string }, ack: Acknowledged, loadedAt: string, current?: Lease): Lease {
+  const { [FENCED_ANNOTATION]: _wasFenced, ...kept } = current?.metadata?.annotations ?? {};
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -81,11 +85,12 @@ export function leaseFor(options: { pod: string; podUid: string; namespace: stri
       namespace: options.namespace,
       labels: { ...(current?.metadata?.labels ?? {}), [SWARM_LABEL]: options.statefulSet },
       annotations: {
-        ...(current?.metadata?.annotations ?? {}),
+        ...kept,
         [VERSION_ANNOTATION]: String(ack.version),
         [DIGEST_ANNOTATION]: jobsDigest(ack.jobs),
         [LOADED_AT_ANNOTATION]: loadedAt,
         [PROTOCOL_ANNOTATION]: ack.protocol ?? WORKER_PROTOCOL,
+        ...(ack.fenced ? { [FENCED_ANNOTATION]: 'true' } : {}),
       },
     },
     spec: { ...(current?.spec ?? {}), holderIdentity: options.podUid },
@@ -104,7 +109,8 @@ export function alreadySays(lease: Lease | undefined, podUid: string, ack: Ackno
     Date.parse(a[LOADED_AT_ANNOTATION] ?? '') >= since &&
     a[VERSION_ANNOTATION] === String(ack.version) &&
     a[DIGEST_ANNOTATION] === jobsDigest(ack.jobs) &&
-    a[PROTOCOL_ANNOTATION] === (ack.protocol ?? WORKER_PROTOCOL)
+    a[PROTOCOL_ANNOTATION] === (ack.protocol ?? WORKER_PROTOCOL) &&
+    (a[FENCED_ANNOTATION] === 'true') === !!ack.fenced
   );
 }
 

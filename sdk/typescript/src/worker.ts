@@ -161,15 +161,17 @@ export function createWorker(options: WorkerOptions): Worker {
   const contextOf = (shareVersion: number, configVersion: number | undefined): JobContext => ({ shareVersion, configVersion, mayAct: failover.mayAct });
 
   function acknowledgeState(): void {
-    if (!acknowledge || state.configVersion === undefined || stopping) return;
+    // Fenced, waiting for an empty share (W27): it says so, at the version it holds if it applied none yet (none held: nothing to say yet).
+    const fenced = failover.saysFenced();
+    const version = state.configVersion ?? (fenced ? failover.heldVersion() : undefined);
+    if (!acknowledge || version === undefined || stopping) return;
     const jobs = state.share.jobs.filter((job) => runner.running.has(job));
     const protocol = failover.protocol();
-    const said = `${state.configVersion}:${protocol}:${jobs.join(',')}`;
+    const said = `${version}:${protocol}:${fenced}:${jobs.join(',')}`;
     if (said === acknowledged) return;
     acknowledged = said;
-    const version = state.configVersion;
-    acknowledge({ version, jobs, ...(protocol ? { protocol } : {}) }).then(
-      () => log.info({ version, jobs: jobs.length }, 'acknowledged'),
+    acknowledge({ version, jobs, ...(protocol ? { protocol } : {}), ...(fenced ? { fenced } : {}) }).then(
+      () => log.info({ version, jobs: jobs.length, ...(fenced ? { fenced } : {}) }, 'acknowledged'),
       (err: unknown) => {
         if (acknowledged === said) acknowledged = '';
         log.warn({ err, version }, 'acknowledgement failed');
