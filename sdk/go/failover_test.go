@@ -35,11 +35,17 @@ func TestFenceRules(t *testing.T) {
 	if !f.fenced || f.atVersion != 4 || !f.stoppedJobs {
 		t.Fatalf("%+v", f)
 	}
-	if mayResume(f, false, configVersionOf{version: 5}) || mayResume(f, true, configVersionOf{version: 4}) || !mayResume(f, true, configVersionOf{version: 5}) {
-		t.Fatal("a fenced worker that stopped jobs resumes only fresh, on a newer config")
+	if mayResume(f, false, heldConfig{version: 5}) || mayResume(f, true, heldConfig{version: 5, names: true}) || !mayResume(f, true, heldConfig{version: 3}) {
+		t.Fatal("a fenced worker that stopped jobs resumes only fresh, on a share that names no job, newer or not")
 	}
-	if !mayResume(starting, true, configVersionOf{version: 1}) || mayResume(starting, false, configVersionOf{version: 1}) {
+	if !mayResume(f, true, heldConfig{none: true}) || mayResume(f, true, heldConfig{unreadable: true}) {
+		t.Fatal("no file runs nothing; an unreadable one says nothing")
+	}
+	if !mayResume(starting, true, heldConfig{version: 1, names: true}) || mayResume(starting, false, heldConfig{version: 1, names: true}) {
 		t.Fatal("a starting worker waits only for its first renewal")
+	}
+	if !f.saysFenced() || starting.saysFenced() || unfenced.saysFenced() {
+		t.Fatal("only a worker that waits for an empty share says fenced")
 	}
 	bbm := &FailoverSettings{LeaseSeconds: 6, Handoff: BreakBeforeMake}
 	if ok, _ := readiness(readinessInput{settings: bbm, fence: f, fencing: true, loaded: true}); !ok {
@@ -51,6 +57,55 @@ func TestFenceRules(t *testing.T) {
 	mbb := &FailoverSettings{LeaseSeconds: 6, Handoff: MakeBeforeBreak}
 	if ok, _ := readiness(readinessInput{settings: mbb, fresh: false, healthy: true, fence: unfenced, loaded: true}); ok {
 		t.Fatal("MakeBeforeBreak, stale: not ready")
+	}
+}
+
+func TestANewProcessStartsFencedWhenItsPredecessorWentStaleOrFenced(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	d := 8 * time.Second
+	beat := func(holder string, ago time.Duration) Lease {
+		return Lease{"spec": map[string]any{"holderIdentity": holder, "renewTime": microTime(now.Add(-ago))}}
+	}
+	ack := func(holder string, fenced bool) Lease {
+		a := map[string]any{VersionAnnotation: "3"}
+		if fenced {
+			a[FencedAnnotation] = FencedValue
+		}
+		return Lease{"metadata": map[string]any{"annotations": a}, "spec": map[string]any{"holderIdentity": holder}}
+	}
+	for _, c := range []struct {
+		what           string
+		ack, heartbeat Lease
+		want           fence
+	}{
+		{"a new pod: no Leases", nil, nil, starting},
+		{"its heartbeat fresh, its acknowledgement not fenced", ack("uid", false), beat("uid", 2*time.Second), starting},
+		{"its heartbeat older than the renew deadline", ack("uid", false), beat("uid", 9*time.Second), restarted},
+		{"its acknowledgement says fenced", ack("uid", true), beat("uid", time.Second), restarted},
+		{"another pod's stale heartbeat and fenced acknowledgement", ack("other", true), beat("other", time.Minute), starting},
+	} {
+		if got := startingFence("uid", c.ack, c.heartbeat, now, d); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.what, got, c.want)
+		}
+	}
+}
+
+func TestLeaseForSaysFencedAndDropsIt(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fenced := LeaseFor("w-0", "uid", "ns", "w", Acknowledgement{Version: 2, Protocol: FailoverProtocol, Fenced: true}, at, nil)
+	if field(field(fenced, "metadata"), "annotations")[FencedAnnotation] != "true" {
+		t.Fatalf("%v", fenced)
+	}
+	if !AlreadySays(fenced, "uid", Acknowledgement{Version: 2, Protocol: FailoverProtocol, Fenced: true}, at) ||
+		AlreadySays(fenced, "uid", Acknowledgement{Version: 2, Protocol: FailoverProtocol}, at) {
+		t.Fatal("the fenced annotation is part of what the Lease says")
+	}
+	resumed := LeaseFor("w-0", "uid", "ns", "w", Acknowledgement{Version: 2, Protocol: FailoverProtocol}, at, fenced)
+	if _, ok := field(field(resumed, "metadata"), "annotations")[FencedAnnotation]; ok {
+		t.Fatalf("resumed, still says fenced: %v", resumed)
+	}
+	if _, ok := field(field(fenced, "metadata"), "annotations")[FencedAnnotation]; !ok {
+		t.Fatal("the Lease read was changed in place")
 	}
 }
 
@@ -87,6 +142,22 @@ func (h *heartbeatLeases) write(l Lease) (Lease, error) {
 	}
 	h.hb, h.n = l, h.n+1
 	return l, nil
+}
+
+// Read gives the heartbeat Lease by its name, the acknowledgement otherwise.
+func (h *heartbeatLeases) Read(ctx context.Context, ns, name string) (Lease, error) {
+	if name != HeartbeatLeaseName("w-0") {
+		return h.fakeLeases.Read(ctx, ns, name)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hb, nil
+}
+
+func (h *heartbeatLeases) fenced() bool {
+	h.fakeLeases.mu.Lock()
+	defer h.fakeLeases.mu.Unlock()
+	return field(field(h.fakeLeases.lease, "metadata"), "annotations")[FencedAnnotation] == FencedValue
 }
 
 func (h *heartbeatLeases) CreateReturning(_ context.Context, _ string, l Lease) (Lease, error) {
@@ -138,7 +209,7 @@ func failoverWorker(t *testing.T, dir string, leases *heartbeatLeases, handoff s
 	return w, func() bool { mu.Lock(); defer mu.Unlock(); return running["a"] }, func() JobInfo { mu.Lock(); defer mu.Unlock(); return last }
 }
 
-func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testing.T) {
+func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnAnEmptyShare(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yml")
 	leases := &heartbeatLeases{}
@@ -165,13 +236,38 @@ func TestBreakBeforeMakeFencesWhenRenewalsFailAndResumesOnANewerConfig(t *testin
 	}
 	leases.setDown(false)
 	eventually(t, "fresh again", w.fo.fresh)
+	eventually(t, "the acknowledgement says fenced", leases.fenced)
+	// Newer, and still naming a: written before Swarm saw the pod NotReady, perhaps; a may be a peer's by now.
+	write(t, path, "version: 2\nworkloads:\n  w-0: {jobs: [a], version: 2}\n")
 	time.Sleep(300 * time.Millisecond)
 	if isRunning() {
-		t.Fatal("resumed on the config it fenced at (W27)")
+		t.Fatal("resumed on a newer config that still names a job")
 	}
-	write(t, path, "version: 2\nworkloads:\n  w-0: {jobs: [a], version: 2}\n")
-	eventually(t, "a runs again on the newer config", isRunning)
+	if ok, _ := w.Ready(); ok || !leases.fenced() {
+		t.Fatal("waiting for an empty share: not ready, and says fenced")
+	}
+	write(t, path, "version: 3\nworkloads:\n  w-0: {jobs: [], version: 3}\n")
+	eventually(t, "the annotation dropped on resuming", func() bool { return !leases.fenced() })
 	eventually(t, "ready again", func() bool { ok, _ := w.Ready(); return ok })
+	write(t, path, "version: 4\nworkloads:\n  w-0: {jobs: [a], version: 4}\n")
+	eventually(t, "a runs again once given", isRunning)
+}
+
+// A liveness restart of a frozen worker: the new process finds its pod's heartbeat Lease older than the renew
+// deadline, so it starts fenced (its pod may have been expired, its jobs moved) and waits for an empty share.
+func TestANewProcessAfterAStaleHeartbeatWaitsForAnEmptyShare(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yml")
+	leases := &heartbeatLeases{hb: Lease{"metadata": map[string]any{"name": "w-0.heartbeat"}, "spec": map[string]any{"holderIdentity": "uid", "renewTime": microTime(time.Now().Add(-time.Minute))}}}
+	w, isRunning, _ := failoverWorker(t, dir, leases, "BreakBeforeMake")
+	eventually(t, "fresh", w.fo.fresh)
+	eventually(t, "the acknowledgement says fenced, at the version it holds", func() bool { v, _ := leases.says(); return leases.fenced() && v == "1" })
+	time.Sleep(300 * time.Millisecond)
+	if isRunning() {
+		t.Fatal("started the share its file names")
+	}
+	write(t, path, "version: 2\nworkloads:\n  w-1: {jobs: [a], version: 2}\n")
+	eventually(t, "resumed on the empty share", func() bool { v, _ := leases.says(); return !leases.fenced() && v == "2" })
 }
 
 // The simulator's corpus fenced-then-switched-to-mbb: fenced under BreakBeforeMake, holding a config, then the
