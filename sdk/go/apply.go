@@ -170,8 +170,13 @@ func (w *Worker) acknowledge(ctx context.Context) {
 		return
 	}
 	protocol := w.fo.protocol()
+	fenced, heldAt := w.fo.saysFenced()
 	w.mu.Lock()
-	if w.configVersion < 0 || w.stopping {
+	version := w.configVersion
+	if version < 0 && fenced {
+		version = heldAt // a new process that starts fenced says so at the version it holds back
+	}
+	if version < 0 || w.stopping {
 		w.mu.Unlock()
 		return
 	}
@@ -181,8 +186,8 @@ func (w *Worker) acknowledge(ctx context.Context) {
 			jobs = append(jobs, j)
 		}
 	}
-	ack := Acknowledgement{Version: w.configVersion, Jobs: jobs, Protocol: protocol}
-	said := fmt.Sprint(ack.Version, ":", protocol, ":", jobs)
+	ack := Acknowledgement{Version: version, Jobs: jobs, Protocol: protocol, Fenced: fenced}
+	said := fmt.Sprint(ack.Version, ":", protocol, ":", jobs, ":", fenced)
 	if said == w.acknowledged {
 		w.mu.Unlock()
 		return

@@ -18,6 +18,7 @@ import (
 
 type failover struct {
 	hb           *heartbeat // nil: no heartbeat possible (no Lease API or POD_UID), hence no failover
+	pod, podUID  string
 	path         string
 	log          *slog.Logger
 	stopDeadline time.Duration
@@ -28,13 +29,14 @@ type failover struct {
 	fence    fence
 	fencing  bool
 	held     *[]byte // a config held back while fenced (nil slice: no file)
+	heldAt   int     // the version of the config held back; -1: none or unreadable
 	fenceDue bool
 	freshDue bool
 	stale    bool // the heartbeat went stale and is not fresh again
 }
 
-func newFailover(configPath string, log *slog.Logger, stopDeadline time.Duration, wake func()) *failover {
-	return &failover{path: filepath.Join(filepath.Dir(configPath), FailoverKey), log: log, stopDeadline: stopDeadline, wake: wake, fence: starting}
+func newFailover(pod, podUID, configPath string, log *slog.Logger, stopDeadline time.Duration, wake func()) *failover {
+	return &failover{pod: pod, podUID: podUID, path: filepath.Join(filepath.Dir(configPath), FailoverKey), log: log, stopDeadline: stopDeadline, wake: wake, fence: starting, heldAt: -1}
 }
 
 // load reads failover.yml: nil without it; a file that cannot be read keeps the settings in force.
@@ -121,6 +123,30 @@ func (f *failover) begin() {
 	}
 }
 
+// inherit: a new process under BreakBeforeMake whose pod's previous process went stale or fenced starts fenced
+// as if it had stopped jobs (startingFence); given the pod's Leases before the first renewal.
+func (f *failover) inherit(ack, heartbeat Lease, now time.Time) {
+	s := f.settings()
+	if !breaksFirst(s) {
+		return
+	}
+	next := startingFence(f.podUID, ack, heartbeat, now, failoverTimings(s.LeaseSeconds).renewDeadline)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fence.fenced && next.stoppedJobs && !f.fence.stoppedJobs {
+		f.fence = next
+		f.log.Warn("starting fenced: this pod's previous process went stale or fenced; running nothing until my share is empty")
+	}
+}
+
+// saysFenced: the acknowledgement is to carry the fenced annotation (waiting for an empty share, BreakBeforeMake),
+// and the version of the config held back, for a process that has applied none yet (-1: none).
+func (f *failover) saysFenced() (bool, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return breaksFirst(f.settings()) && f.fence.saysFenced(), f.heldAt
+}
+
 func (f *failover) onStale() {
 	f.mu.Lock()
 	f.stale = true
@@ -196,29 +222,29 @@ func (f *failover) hold(text []byte) bool {
 	if !breaksFirst(now) {
 		// A fence means nothing under MakeBeforeBreak: one closed before the Swarm switched handoff lifts, and
 		// the config it held (older than this one) is dropped, never applied when the heartbeat is fresh again.
-		f.fence, f.held = unfenced, nil
+		f.fence, f.held, f.heldAt = unfenced, nil, -1
 		return false
 	}
 	if !f.fence.fenced {
 		return false
 	}
-	v := configVersionOf{none: text == nil}
+	v := heldConfig{version: -1, none: text == nil}
 	if text != nil {
 		if cfg, err := ParseConfig(text); err != nil {
 			v.unreadable = true
 		} else {
-			v.version = cfg.Version
+			v.version, v.names = cfg.Version, len(cfg.ShareOf(f.pod).Jobs) > 0
 		}
 	}
 	if mayResume(f.fence, f.hb.Fresh(), v) {
 		if f.fence.stoppedJobs {
-			f.log.Info("resuming after a fence", "configVersion", v.version, "fencedAt", f.fence.atVersion)
+			f.log.Info("resuming after a fence: my share is empty", "configVersion", v.version, "fencedAt", f.fence.atVersion)
 		}
-		f.fence, f.held = unfenced, nil
+		f.fence, f.held, f.heldAt = unfenced, nil, -1
 		return false
 	}
 	t := text
-	f.held = &t
+	f.held, f.heldAt = &t, v.version
 	return true
 }
 

@@ -4,15 +4,21 @@
 //
 // Under BreakBeforeMake a stale worker stops every job before its pod can turn
 // NotReady, and stays fenced until its heartbeat is fresh again and, if it
-// stopped any job, it has read a config newer than the one it fenced at (Swarm
-// writes one when it hands the jobs over): it never runs what its current
-// share no longer names. Under MakeBeforeBreak it keeps its jobs (a duplicate
-// is allowed there, a gap is not) and only reports itself not ready.
+// stopped any job, the share it reads names no job. A newer config is not
+// enough: Swarm may have written it before it saw the pod NotReady, still
+// naming the jobs it then gave to a peer. Swarm empties an expired worker's
+// share; what it gains after that comes by the ordinary hand-off. While it
+// waits it says so (the fenced annotation on its acknowledgement), and a new
+// process of the same pod that finds its predecessor went stale or fenced
+// starts that way too. Under MakeBeforeBreak it keeps its jobs (a duplicate is
+// allowed there, a gap is not) and only reports itself not ready.
 package swarmworker
+
+import "time"
 
 type fence struct {
 	fenced      bool
-	atVersion   int // the config version in force when it fenced; -1: none read
+	atVersion   int // the config version in force when it fenced (logged on resuming); -1: none read
 	stoppedJobs bool
 }
 
@@ -30,26 +36,50 @@ func fenceAt(f fence, version, running int) fence {
 	return fence{fenced: true, atVersion: at, stoppedJobs: f.stoppedJobs || running > 0}
 }
 
-// configVersionOf is what mayResume needs of a config text: its version, none (no file), or unreadable.
-type configVersionOf struct {
+// restarted: a new process whose predecessor in this pod went stale or fenced waits, as if it had stopped jobs.
+var restarted = fence{fenced: true, atVersion: -1, stoppedJobs: true}
+
+// heldConfig is what mayResume needs of a config text: its version and whether this pod's share names a job;
+// none (no file), or unreadable.
+type heldConfig struct {
 	version    int
+	names      bool
 	none       bool
 	unreadable bool
 }
 
-// mayResume: a fenced worker applies a config once its heartbeat is fresh, and, if it stopped jobs, only a newer one.
-func mayResume(f fence, fresh bool, v configVersionOf) bool {
+// mayResume: a fenced worker applies a config once its heartbeat is fresh, and, if it stopped jobs, only one whose
+// share names no job (any version: a newer one may still name the jobs Swarm gave a peer meanwhile).
+func mayResume(f fence, fresh bool, c heldConfig) bool {
 	if !f.fenced {
 		return true
 	}
-	if !fresh || v.unreadable {
+	if !fresh || c.unreadable {
 		return false
 	}
-	if !f.stoppedJobs || v.none {
-		return true
-	}
-	return f.atVersion < 0 || v.version > f.atVersion
+	return !f.stoppedJobs || c.none || !c.names
 }
+
+// startingFence is the fence a new process starts under BreakBeforeMake, from its pod's Leases as it reads them before
+// its first renewal (nil: absent): restarted when the acknowledgement, held by this pod, says fenced, or the heartbeat,
+// held by this pod, was renewed longer than the renew deadline before now (its predecessor went stale: Swarm may have
+// expired the pod). Leases of another pod (uid) say nothing of this one.
+func startingFence(podUID string, ack, heartbeat Lease, now time.Time, renewDeadline time.Duration) fence {
+	if ack != nil && field(ack, "spec")["holderIdentity"] == podUID && field(field(ack, "metadata"), "annotations")[FencedAnnotation] == FencedValue {
+		return restarted
+	}
+	if heartbeat != nil && field(heartbeat, "spec")["holderIdentity"] == podUID {
+		renewed, _ := field(heartbeat, "spec")["renewTime"].(string)
+		at, err := time.Parse(time.RFC3339Nano, renewed)
+		if err != nil || now.Sub(at) >= renewDeadline {
+			return restarted
+		}
+	}
+	return starting
+}
+
+// saysFenced: the acknowledgement carries the fenced annotation while it waits for an empty share.
+func (f fence) saysFenced() bool { return f.fenced && f.stoppedJobs }
 
 type readinessInput struct {
 	settings         *FailoverSettings
@@ -69,7 +99,7 @@ func readiness(in readinessInput) (bool, string) {
 		if breaksFirst(in.settings) {
 			if in.fence.fenced && !in.fencing {
 				if in.fence.stoppedJobs {
-					return false, "fenced: waiting for a fresh heartbeat and a newer config"
+					return false, "fenced: waiting for a fresh heartbeat and an empty share"
 				}
 				return false, "fenced: waiting for a fresh heartbeat"
 			}

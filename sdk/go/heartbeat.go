@@ -54,14 +54,18 @@ type heartbeat struct {
 	healthy                      func() bool              // no renewal while it fails
 	onStale, onFresh             func()                   // once per change; they must not block
 	onError                      func(error)
+	// inherit is given the pod's acknowledgement and heartbeat Leases (nil: absent) as an earlier process left
+	// them, read once before the first renewal (which overwrites the heartbeat's renewTime); nil: not read.
+	inherit func(ack, heartbeat Lease, now time.Time)
 
-	mu       sync.Mutex
-	settings *FailoverSettings
-	current  Lease
-	renewed  time.Time // when the last renewal that succeeded was sent; zero: none yet
-	stale    bool
-	deadline *time.Timer
-	kick     chan struct{}
+	mu        sync.Mutex
+	settings  *FailoverSettings
+	current   Lease
+	renewed   time.Time // when the last renewal that succeeded was sent; zero: none yet
+	stale     bool
+	deadline  *time.Timer
+	kick      chan struct{}
+	inherited bool
 }
 
 func newHeartbeat(h *heartbeat) *heartbeat {
@@ -129,14 +133,40 @@ func (h *heartbeat) judge() {
 	}
 }
 
+// readInherited reads the pod's Leases for inherit, once (false: not read yet, the renewal waits).
+func (h *heartbeat) readInherited(ctx context.Context) bool {
+	if h.inherit == nil || h.inherited {
+		return true
+	}
+	ack, err := h.api.Read(ctx, h.namespace, h.pod)
+	var own Lease
+	if err == nil {
+		own, err = h.api.Read(ctx, h.namespace, HeartbeatLeaseName(h.pod))
+	}
+	if err != nil {
+		if h.onError != nil {
+			h.onError(err)
+		}
+		return false
+	}
+	h.inherit(ack, own, time.Now())
+	h.mu.Lock()
+	h.inherited, h.current = true, own
+	h.mu.Unlock()
+	return true
+}
+
 func (h *heartbeat) renew(ctx context.Context, s FailoverSettings) bool {
+	rctx, cancel := context.WithTimeout(ctx, failoverTimings(s.LeaseSeconds).renewInterval)
+	defer cancel()
+	if !h.readInherited(rctx) {
+		return false
+	}
 	sentAt := time.Now() // wall time for renewTime, monotonic reading for the deadline
 	h.mu.Lock()
 	current := h.current
 	h.mu.Unlock()
 	body := HeartbeatLeaseFor(h.pod, h.podUID, h.namespace, h.pool, s.LeaseSeconds, sentAt, current)
-	rctx, cancel := context.WithTimeout(ctx, failoverTimings(s.LeaseSeconds).renewInterval)
-	defer cancel()
 	var stored Lease
 	var err error
 	if current == nil {

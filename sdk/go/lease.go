@@ -22,6 +22,9 @@ const (
 	ProtocolAnnotation = "k8slab.info/worker-protocol"
 	HandoverAnnotation = "k8slab.info/handover"
 	HandoverValue      = "MakeBeforeBreak"
+	// FencedAnnotation: the worker stopped its jobs on a fence and runs none until its share is empty (protocol 2).
+	FencedAnnotation = "k8slab.info/fenced"
+	FencedValue      = "true"
 	// Protocol is what a worker announces without failover.yml (protocol 1); with it, FailoverProtocol.
 	Protocol = "1"
 )
@@ -75,6 +78,7 @@ type Acknowledgement struct {
 	Version  int
 	Jobs     []string
 	Protocol string // "" reads as Protocol (1)
+	Fenced   bool   // waiting, fenced, for an empty share: FencedAnnotation, dropped when it resumes
 }
 
 func (a Acknowledgement) protocol() string {
@@ -108,12 +112,17 @@ func leaseWith(current Lease, name, namespace string, labels, annotations, spec 
 
 // LeaseFor is the Lease after acknowledging ack, from current (nil: none yet); fields it does not own are kept.
 func LeaseFor(pod, podUID, namespace, pool string, ack Acknowledgement, loadedAt time.Time, current Lease) Lease {
-	return leaseWith(current, pod, namespace, map[string]any{SwarmLabel: pool}, map[string]any{
+	lease := leaseWith(current, pod, namespace, map[string]any{SwarmLabel: pool}, map[string]any{
 		VersionAnnotation:  strconv.Itoa(ack.Version),
 		DigestAnnotation:   JobsDigest(ack.Jobs),
 		LoadedAtAnnotation: loadedAt.UTC().Format(time.RFC3339Nano),
 		ProtocolAnnotation: ack.protocol(),
+		FencedAnnotation:   FencedValue,
 	}, map[string]any{"holderIdentity": podUID})
+	if !ack.Fenced {
+		delete(field(lease, "metadata")["annotations"].(map[string]any), FencedAnnotation)
+	}
+	return lease
 }
 
 // AlreadySays is true when lease says ack, held by podUID, written by this process (loaded at or after since, its
@@ -127,7 +136,7 @@ func AlreadySays(lease Lease, podUID string, ack Acknowledgement, since time.Tim
 	loaded, _ := a[LoadedAtAnnotation].(string)
 	at, err := time.Parse(time.RFC3339Nano, loaded)
 	return err == nil && !at.Before(since) && field(lease, "spec")["holderIdentity"] == podUID && a[VersionAnnotation] == strconv.Itoa(ack.Version) &&
-		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == ack.protocol()
+		a[DigestAnnotation] == JobsDigest(ack.Jobs) && a[ProtocolAnnotation] == ack.protocol() && (a[FencedAnnotation] == FencedValue) == ack.Fenced
 }
 
 var ordinalSuffix = regexp.MustCompile(`^(.+)-(0|[1-9][0-9]*)$`)

@@ -135,11 +135,11 @@ func New(o Options) (*Worker, error) {
 	} else {
 		w.log.Info("not in a cluster with POD_UID and a ServiceAccount token: not acknowledging")
 	}
-	w.fo = newFailover(o.ConfigPath, w.log, o.StopDeadline, w.signal)
+	w.fo = newFailover(o.Pod, o.PodUID, o.ConfigPath, w.log, o.StopDeadline, w.signal)
 	hb, _ := leases.(heartbeatAPI)
 	if w.ack != nil && hb != nil {
 		w.fo.hb = newHeartbeat(&heartbeat{api: hb, pod: o.Pod, podUID: o.PodUID, namespace: o.Namespace, pool: w.ack.Pool,
-			load: w.fo.load, healthy: w.runner.Healthy, onStale: w.fo.onStale, onFresh: w.fo.onFresh,
+			load: w.fo.load, healthy: w.runner.Healthy, onStale: w.fo.onStale, onFresh: w.fo.onFresh, inherit: w.fo.inherit,
 			onError: func(err error) { w.log.Warn("heartbeat renewal failed", "err", err.Error()) }})
 	}
 	return w, nil

@@ -2,17 +2,17 @@
 // as the kubelet does, changes the API objects, signals the process, and
 // checks the callbacks it reports and the Lease it writes on a real API server.
 // For protocol 2 it also cuts the harness off from the API server (a relay,
-// partition.ts), freezes its process (SIGSTOP), and watches its heartbeat.
+// partition.ts), freezes its process (SIGSTOP), restarts it (a new process of
+// the same pod), and watches its heartbeat.
 import * as k8s from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseWorker } from '../../../lib/assignment/workers.js';
 import { DIGEST_ANNOTATION, FAILOVER_KEY, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, render, renderFailover } from '../../../lib/workerconfig/index.js';
 import { clearVolume, writeVolume } from './config-dir.js';
+import { startHarness } from './harness-process.js';
 import { expiryOf, heartbeatMismatch, watchHeartbeat } from './heartbeat-watch.js';
 import { relay } from './partition.js';
 import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer, type Prepared } from './namespace.js';
@@ -30,6 +30,12 @@ export interface Harness {
 const WAIT_MS = 20_000;
 /** The harness's deadlines: short, so overruns happen within a step's wait. */
 const DEADLINE_MS = 1500;
+
+/**
+ * On the acknowledgement while the worker, fenced, waits for an empty share (protocol 2): absent from every
+ * Lease state a scenario expects unless it names it (lib/workerconfig has it once the fence2 branch lands).
+ */
+const FENCED_ANNOTATION = 'k8slab.info/fenced';
 
 /** A callback the harness reported, and when the runner read the line (ms, wall clock). */
 type Call = { event: 'start' | 'stop'; job: string; at: number };
@@ -66,6 +72,7 @@ export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, wh
   for (const field of ['renewTime', 'acquireTime', 'leaseDurationSeconds', 'leaseTransitions']) if (spec[field] !== undefined && spec[field] !== null) wrong.push(`spec.${field} set (reserved, W14)`);
   for (const [k, v] of Object.entries(expected.labels ?? {})) if (labels[k] !== v) wrong.push(`label ${k}=${labels[k]} (want ${v})`);
   for (const [k, v] of Object.entries(expected.annotations ?? {})) if (annotations[k] !== v) wrong.push(`annotation ${k}=${annotations[k]} (want ${v})`);
+  if (expected.annotations?.[FENCED_ANNOTATION] === undefined && annotations[FENCED_ANNOTATION] !== undefined) wrong.push(`annotation ${FENCED_ANNOTATION}=${annotations[FENCED_ANNOTATION]} (want none)`);
   return wrong.length ? wrong.join('; ') : undefined;
 }
 
@@ -120,40 +127,23 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   const preexisting = scenario.api?.lease ? 1 : 0;
   await until('the Lease watch', () => (leases.length >= preexisting ? true : undefined), () => '');
 
-  const child = spawn(harness.command, [...harness.args], {
-    cwd: harness.cwd,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...harness.env,
-      POD_NAME: scenario.pod,
-      POD_UID: uid,
-      POD_NAMESPACE: namespace,
-      CONFIG_PATH: join(volume, 'config.yml'),
-      KUBERNETES_SERVICE_HOST: api.host,
-      KUBERNETES_SERVICE_PORT: String(network.port),
-      SWARM_HARNESS_SERVICEACCOUNT_DIR: saDir,
-      SWARM_HARNESS_START_DEADLINE_MS: String(DEADLINE_MS),
-      SWARM_HARNESS_STOP_DEADLINE_MS: String(DEADLINE_MS),
-      ...scenario.env,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
+  const child = startHarness(harness, {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    ...harness.env,
+    POD_NAME: scenario.pod,
+    POD_UID: uid,
+    POD_NAMESPACE: namespace,
+    CONFIG_PATH: join(volume, 'config.yml'),
+    KUBERNETES_SERVICE_HOST: api.host,
+    KUBERNETES_SERVICE_PORT: String(network.port),
+    SWARM_HARNESS_SERVICEACCOUNT_DIR: saDir,
+    SWARM_HARNESS_START_DEADLINE_MS: String(DEADLINE_MS),
+    SWARM_HARNESS_STOP_DEADLINE_MS: String(DEADLINE_MS),
+    ...scenario.env,
   });
-  const events: Record<string, unknown>[] = [];
-  let stderr = '';
-  let exit: { code: number | null; signal: string | null } | undefined;
-  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-6000)));
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    try {
-      events.push({ ...(JSON.parse(line) as Record<string, unknown>), at: Date.now() });
-    } catch {
-      stderr += `(stdout, not JSON) ${line}\n`;
-    }
-  });
-  child.on('exit', (code, signal) => (exit = { code, signal }));
-  cleanups.push(() => exit || child.kill('SIGKILL'));
-  child.stdin.on('error', () => undefined);
-  const send = (command: object) => child.stdin.write(`${JSON.stringify(command)}\n`);
+  cleanups.push(() => child.close());
+  const { events, send } = child;
 
   const calls = (): Call[] => events.filter((e): e is Call => e.event === 'start' || e.event === 'stop');
   let consumed = 0;
@@ -165,8 +155,8 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       `calls: ${calls().map((c, i) => `${i < consumed ? '' : '*'}${c.event} ${c.job}`).join(', ') || '(none)'} (* not yet expected)`,
       `lease states: ${leases.map((l) => `${l.lease.metadata?.annotations?.[VERSION_ANNOTATION]}/${l.lease.spec?.holderIdentity === uid ? 'own' : 'other'}`).join(', ') || '(none)'}`,
       `heartbeat renewals: ${heartbeats.states.length}`,
-      `exit: ${exit ? JSON.stringify(exit) : 'running'}${watchError ? `; lease watch ended: ${String(watchError)}` : ''}${heartbeats.error() ? `; heartbeat watch ended: ${String(heartbeats.error())}` : ''}`,
-      `stderr (tail):\n${stderr.slice(-3000)}`,
+      `exit: ${child.exit() ? JSON.stringify(child.exit()) : 'running'}${watchError ? `; lease watch ended: ${String(watchError)}` : ''}${heartbeats.error() ? `; heartbeat watch ended: ${String(heartbeats.error())}` : ''}`,
+      `stderr (tail):\n${child.stderr().slice(-3000)}`,
     ].join('\n');
   const check = (ok: boolean, what: string) => {
     if (!ok) throw new Error(`${what}\n${describe()}`);
@@ -184,8 +174,15 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       files = {};
     } else if ('partition' in s) network.cut();
     else if ('heal' in s) network.heal();
-    else if ('freeze' in s) child.kill('SIGSTOP');
-    else if ('thaw' in s) child.kill('SIGCONT');
+    else if ('freeze' in s) child.signal('SIGSTOP');
+    else if ('thaw' in s) child.signal('SIGCONT');
+    else if ('restart' in s) {
+      const readies = child.readies();
+      await child.restart();
+      // A question the killed process never answered is not waited for.
+      for (const cmd of asked.keys()) asked.set(cmd, events.filter((e) => e.event === cmd).length);
+      await until(`${at}: the new process to be ready`, () => (child.readies() > readies ? true : undefined), describe);
+    }
     else if ('configMap' in s) await putConfigMap(api, namespace, s.configMap, scenario.api?.handover === true);
     else if ('hold' in s || 'release' in s || 'fail' in s) {
       const [cmd, target] = Object.entries(s)[0] as [string, { start?: string; stop?: string }];
@@ -193,7 +190,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
     } else if ('sick' in s) send({ cmd: 'sick', job: s.sick });
     else if ('well' in s) send({ cmd: 'well', job: s.well });
     else if ('settle' in s) await sleep(s.settle * 1000);
-    else if ('sigterm' in s) child.kill('SIGTERM');
+    else if ('sigterm' in s) child.signal('SIGTERM');
     else if ('calls' in s) {
       const want = [...(s.calls.stop ?? []).map((job) => `stop ${job}`), ...(s.calls.start ?? []).map((job) => `start ${job}`)].sort();
       const got = await until(
@@ -261,7 +258,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       check(heartbeats.states.length === before, `${at}: the heartbeat was renewed (${heartbeats.states.length - before} times in ${s.noRenewal} s)`);
       matchedHeartbeat = heartbeats.states.length - 1;
     } else if ('exit' in s) {
-      const done = await until(`${at}: exit ${s.exit}`, () => exit, describe);
+      const done = await until(`${at}: exit ${s.exit}`, () => child.exit(), describe);
       check(done.code === s.exit, `${at}: exited ${JSON.stringify(done)}, want ${s.exit}`);
     }
   }
@@ -288,7 +285,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   await until(
     'the harness to be ready',
     () => {
-      if (exit) throw new Error(`the harness exited\n${describe()}`);
+      if (child.exit()) throw new Error(`the harness exited\n${describe()}`);
       return events.some((e) => e.event === 'ready') ? true : undefined;
     },
     describe,

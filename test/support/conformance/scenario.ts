@@ -43,6 +43,7 @@ export type Step =
   | { heal: object }
   | { freeze: object }
   | { thaw: object }
+  | { restart: object }
   | { heartbeat: { leaseSeconds: number } }
   | { noRenewal: number }
   | { readiness: boolean }
@@ -69,7 +70,7 @@ export interface Scenario {
 const STEP_KINDS = new Set([
   'run', 'config', 'configText', 'removeConfig', 'configMap', 'calls', 'lease', 'leaseNow', 'leaseUnchanged', 'noLease',
   'health', 'hold', 'release', 'fail', 'sick', 'well', 'settle', 'sigterm', 'exit',
-  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'heartbeat', 'noRenewal', 'readiness', 'mayAct',
+  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'restart', 'heartbeat', 'noRenewal', 'readiness', 'mayAct',
 ]);
 
 export function loadScenarios(dir: string = SCENARIO_DIR): Scenario[] {

@@ -6,20 +6,22 @@ only set flags and wake the worker's loop, which stops jobs (fences) and
 re-applies held config in order with everything else it does."""
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import threading
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .config import ConfigError, parse_config
 from .fence import (FAILOVER_KEY, FAILOVER_PROTOCOL, STARTING, UNFENCED, UNREADABLE, FailoverSettings, breaks_first, fence_at,
-                    may_resume, parse_failover, readiness, timings)
+                    may_resume, parse_failover, readiness, starting_fence, timings)
 from .heartbeat import Heartbeat
 from .lease import PROTOCOL
 
 
 class Failover:
-    def __init__(self, config_path: str, log: logging.Logger, stop_deadline: float, wake: Callable[[], None]):
+    def __init__(self, pod: str, pod_uid: Optional[str], config_path: str, log: logging.Logger, stop_deadline: float, wake: Callable[[], None]):
+        self.pod, self.pod_uid = pod, pod_uid
         self.path = os.path.join(os.path.dirname(config_path), FAILOVER_KEY)
         self.log, self.stop_deadline, self.wake = log, stop_deadline, wake
         self.heartbeat: Optional[Heartbeat] = None  # None: no heartbeat possible (no Lease API or POD_UID)
@@ -28,6 +30,7 @@ class Failover:
         self.fence = STARTING
         self.fencing = False
         self._held: Optional[List[Optional[str]]] = None  # [text] held back while fenced
+        self._held_at = -1  # the version of the config held back; -1: none or unreadable
         self._fence_due = False
         self._fresh_due = False
         self._stale = False  # the heartbeat went stale and is not fresh again
@@ -91,6 +94,24 @@ class Failover:
             if not breaks_first(self.settings()):
                 self.fence = UNFENCED
 
+    def inherit(self, ack: Optional[Dict[str, Any]], heartbeat: Optional[Dict[str, Any]], now: datetime.datetime) -> None:
+        """A new process under BreakBeforeMake whose pod's previous process went stale or fenced starts fenced, as if
+        it had stopped jobs (starting_fence); given the pod's Leases before the first renewal."""
+        settings = self.settings()
+        if not breaks_first(settings):
+            return
+        start = starting_fence(self.pod_uid or "", ack, heartbeat, now, timings(settings.lease_seconds).renew_deadline)
+        with self._lock:
+            if self.fence.fenced and start.stopped_jobs and not self.fence.stopped_jobs:
+                self.fence = start
+                self.log.warning("starting fenced: this pod's previous process went stale or fenced; running nothing until my share is empty")
+
+    def says_fenced(self) -> Tuple[bool, int]:
+        """The acknowledgement is to carry the fenced annotation (waiting for an empty share, BreakBeforeMake), and the
+        version of the config held back, for a process that has applied none yet (-1: none)."""
+        with self._lock:
+            return breaks_first(self.settings()) and self.fence.says_fenced, self._held_at
+
     def on_stale(self) -> None:
         with self._lock:
             self._stale = True
@@ -143,22 +164,23 @@ class Failover:
             if not breaks_first(now):
                 # A fence means nothing under MakeBeforeBreak: one closed before the Swarm switched handoff lifts,
                 # and the config it held (older than this one) is dropped, never applied when fresh again.
-                self.fence, self._held = UNFENCED, None
+                self.fence, self._held, self._held_at = UNFENCED, None, -1
                 return False
             if not self.fence.fenced:
                 return False
-            version = None
+            names, version = None, -1
             if text is not None:
                 try:
-                    version = parse_config(text).version
+                    config = parse_config(text)
+                    names, version = len(config.share_of(self.pod).jobs) > 0, config.version
                 except ConfigError:
-                    version = UNREADABLE
-            if may_resume(self.fence, self.heartbeat.fresh(), version):
+                    names = UNREADABLE
+            if may_resume(self.fence, self.heartbeat.fresh(), names):
                 if self.fence.stopped_jobs:
-                    self.log.info("resuming after a fence at version %s with version %s", self.fence.at_version, version)
-                self.fence, self._held = UNFENCED, None
+                    self.log.info("resuming after a fence at version %s: my share is empty at version %s", self.fence.at_version, version)
+                self.fence, self._held, self._held_at = UNFENCED, None, -1
                 return False
-            self._held = [text]
+            self._held, self._held_at = [text], version
             return True
 
     def ready(self, loaded: bool, stopping: bool, healthy: bool) -> Tuple[bool, str]:

@@ -4,19 +4,26 @@ names and arithmetic follow lib/workerconfig/failover.ts.
 
 Under BreakBeforeMake a stale worker stops every job before its pod can turn
 NotReady, and stays fenced until its heartbeat is fresh again and, if it
-stopped any job, it has read a config newer than the one it fenced at (Swarm
-writes one when it hands the jobs over). Under MakeBeforeBreak it keeps its
-jobs (a duplicate is allowed there, a gap is not) and only reports itself not
-ready."""
+stopped any job, the share it reads names no job. A newer config is not
+enough: Swarm may have written it before it saw the pod NotReady, still naming
+the jobs it then gave to a peer. Swarm empties an expired worker's share; what
+it gains after that comes by the ordinary hand-off. While it waits it says so
+(the fenced annotation on its acknowledgement), and a new process of the same
+pod that finds its predecessor went stale or fenced starts that way too. Under
+MakeBeforeBreak it keeps its jobs (a duplicate is allowed there, a gap is not)
+and only reports itself not ready."""
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 FAILOVER_KEY = "failover.yml"
 HEARTBEAT_LABEL = "k8slab.info/heartbeat"  # not the Swarm label: the event source never delivers a renewal
 FAILOVER_PROTOCOL = "2"
+# On the acknowledgement: stopped its jobs on a fence, runs none until its share is empty (protocol 2).
+FENCED_ANNOTATION, FENCED_VALUE = "k8slab.info/fenced", "true"
 BREAK_BEFORE_MAKE, MAKE_BEFORE_BREAK = "BreakBeforeMake", "MakeBeforeBreak"
 
 
@@ -71,12 +78,18 @@ def breaks_first(settings: Optional[FailoverSettings]) -> bool:
 @dataclass(frozen=True)
 class Fence:
     fenced: bool = False
-    at_version: int = -1  # the config version in force when it fenced; -1: none read
+    at_version: int = -1  # the config version in force when it fenced (logged on resuming); -1: none read
     stopped_jobs: bool = False
+
+    @property
+    def says_fenced(self) -> bool:
+        """The acknowledgement carries the fenced annotation while it waits for an empty share."""
+        return self.fenced and self.stopped_jobs
 
 
 UNFENCED = Fence()
 STARTING = Fence(fenced=True)  # under BreakBeforeMake nothing runs before the first renewal
+RESTARTED = Fence(fenced=True, stopped_jobs=True)  # its pod's previous process went stale or fenced: as if it stopped jobs
 
 
 def fence_at(fence: Fence, version: int, running: int) -> Fence:
@@ -87,15 +100,35 @@ def fence_at(fence: Fence, version: int, running: int) -> Fence:
 UNREADABLE = object()
 
 
-def may_resume(fence: Fence, fresh: bool, version) -> bool:
-    """``version``: the config's version, None (no file) or UNREADABLE."""
+def may_resume(fence: Fence, fresh: bool, names) -> bool:
+    """``names``: whether the held config's share for this pod names a job, None (no file) or UNREADABLE. One that
+    stopped jobs resumes only on a share naming none, at any version: a newer one may still name the jobs Swarm gave
+    a peer meanwhile."""
     if not fence.fenced:
         return True
-    if not fresh or version is UNREADABLE:
+    if not fresh or names is UNREADABLE:
         return False
-    if not fence.stopped_jobs or version is None:
-        return True
-    return fence.at_version < 0 or version > fence.at_version
+    return not fence.stopped_jobs or not names
+
+
+def _holder(lease: Optional[Dict[str, Any]]) -> Optional[str]:
+    return ((lease or {}).get("spec") or {}).get("holderIdentity")
+
+
+def starting_fence(pod_uid: str, ack: Optional[Dict[str, Any]], heartbeat: Optional[Dict[str, Any]], now: datetime.datetime, renew_deadline: float) -> Fence:
+    """The fence a new process starts under BreakBeforeMake, from its pod's Leases (None: absent) as it reads them
+    before its first renewal: RESTARTED when the acknowledgement, held by this pod, says fenced, or the heartbeat, held
+    by this pod, was renewed longer than the renew deadline before ``now`` (its predecessor went stale: Swarm may have
+    expired the pod). Leases of another pod (uid) say nothing of this one."""
+    if _holder(ack) == pod_uid and (((ack or {}).get("metadata") or {}).get("annotations") or {}).get(FENCED_ANNOTATION) == FENCED_VALUE:
+        return RESTARTED
+    if _holder(heartbeat) == pod_uid:
+        try:
+            renewed = datetime.datetime.fromisoformat(str(heartbeat["spec"].get("renewTime", "")).replace("Z", "+00:00"))
+            return RESTARTED if (now - renewed).total_seconds() >= renew_deadline else STARTING
+        except (ValueError, TypeError):  # no renewTime, or not one: the predecessor's state unknown
+            return RESTARTED
+    return STARTING
 
 
 def readiness(settings: Optional[FailoverSettings], fresh: bool, healthy: bool, fence: Fence, fencing: bool, loaded: bool, stopping: bool) -> Tuple[bool, str]:
@@ -106,7 +139,7 @@ def readiness(settings: Optional[FailoverSettings], fresh: bool, healthy: bool, 
     if settings is not None:
         if breaks_first(settings):
             if fence.fenced and not fencing:
-                return False, "fenced: waiting for a fresh heartbeat" + (" and a newer config" if fence.stopped_jobs else "")
+                return False, "fenced: waiting for a fresh heartbeat" + (" and an empty share" if fence.stopped_jobs else "")
         elif not fresh:
             return False, "heartbeat stale"
         elif not healthy:

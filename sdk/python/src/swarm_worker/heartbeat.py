@@ -64,9 +64,13 @@ class KubeHeartbeatApi:
 
 class Heartbeat:
     def __init__(self, api, pod: str, pod_uid: str, namespace: str, pool: str, load: Callable[[], Optional[FailoverSettings]],
-                 healthy: Callable[[], bool], on_stale: Callable[[], None], on_fresh: Callable[[], None], on_error: Callable[[Exception], None]):
+                 healthy: Callable[[], bool], on_stale: Callable[[], None], on_fresh: Callable[[], None], on_error: Callable[[Exception], None],
+                 inherit: Optional[Callable[[Optional[Dict[str, Any]], Optional[Dict[str, Any]], datetime.datetime], None]] = None):
         self.api, self.pod, self.pod_uid, self.namespace, self.pool = api, pod, pod_uid, namespace, pool
         self._load, self._healthy, self._on_stale, self._on_fresh, self._on_error = load, healthy, on_stale, on_fresh, on_error
+        # Given the pod's acknowledgement and heartbeat Leases (None: absent) as an earlier process left them, read
+        # once before the first renewal (which overwrites the heartbeat's renewTime); None: not read.
+        self._inherit, self._inherited = inherit, inherit is None
         self._lock = threading.Lock()
         self._current: Optional[Dict[str, Any]] = None
         self._renewed: Optional[float] = None  # monotonic time the last renewal that succeeded was sent
@@ -116,12 +120,29 @@ class Heartbeat:
         if call is not None:
             call()
 
+    def _read_inherited(self, timeout: float) -> bool:
+        """Reads the pod's Leases for ``inherit``, once (False: not read yet, the renewal waits)."""
+        if self._inherited:
+            return True
+        try:
+            ack = self.api.read(self.namespace, self.pod, timeout)
+            own = self.api.read(self.namespace, heartbeat_lease_name(self.pod), timeout)
+        except ApiError as error:
+            self._on_error(error)
+            return False
+        self._inherit(ack, own, datetime.datetime.now(datetime.timezone.utc))
+        with self._lock:
+            self._inherited, self._current = True, own
+        return True
+
     def _renew(self, s: FailoverSettings) -> bool:
+        timeout = timings(s.lease_seconds).renew_interval
+        if not self._read_inherited(timeout):
+            return False
         sent_at = time.monotonic()
         with self._lock:
             current = self._current
         body = heartbeat_lease(self.pod, self.pod_uid, self.namespace, self.pool, s.lease_seconds, datetime.datetime.now(datetime.timezone.utc), current)
-        timeout = timings(s.lease_seconds).renew_interval
         try:
             stored = self.api.create(self.namespace, body, timeout) if current is None else self.api.replace(self.namespace, body, timeout)
         except ApiError as error:

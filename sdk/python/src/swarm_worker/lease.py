@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Dict, Iterable, Optional, Protocol
 from urllib.parse import quote
 
+from .fence import FENCED_ANNOTATION, FENCED_VALUE
 from .kube import ApiError, Kube
 
 SWARM_LABEL = "k8slab.info/swarm"
@@ -63,8 +64,9 @@ class KubeLeases:
         self.kube.request("PUT", f"{self._path(namespace)}/{quote(lease['metadata']['name'], safe='')}", lease)
 
 
-def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, jobs: Iterable[str], loaded_at: str, current: Optional[Dict[str, Any]], protocol: str = PROTOCOL) -> Dict[str, Any]:
-    """The Lease after acknowledging, from ``current`` (None: none yet); fields it does not own are kept."""
+def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, jobs: Iterable[str], loaded_at: str, current: Optional[Dict[str, Any]], protocol: str = PROTOCOL, fenced: bool = False) -> Dict[str, Any]:
+    """The Lease after acknowledging, from ``current`` (None: none yet); fields it does not own are kept. ``fenced``:
+    it carries the fenced annotation (waiting for an empty share), dropped otherwise."""
     lease = copy.deepcopy(current) if current else {}
     lease["apiVersion"], lease["kind"] = "coordination.k8s.io/v1", "Lease"
     meta = lease.setdefault("metadata", {})
@@ -73,6 +75,10 @@ def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, j
     meta["labels"] = dict(meta["labels"] or {}, **{SWARM_LABEL: pool})
     annotations = dict(meta.get("annotations") or {})
     annotations.update({VERSION_ANNOTATION: str(version), DIGEST_ANNOTATION: jobs_digest(jobs), LOADED_AT_ANNOTATION: loaded_at, PROTOCOL_ANNOTATION: protocol})
+    if fenced:
+        annotations[FENCED_ANNOTATION] = FENCED_VALUE
+    else:
+        annotations.pop(FENCED_ANNOTATION, None)
     meta["annotations"] = annotations
     spec = dict(lease.get("spec") or {})
     spec["holderIdentity"] = pod_uid
@@ -80,7 +86,7 @@ def lease_for(pod: str, pod_uid: str, namespace: str, pool: str, version: int, j
     return lease
 
 
-def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str], protocol: str = PROTOCOL, since: Optional[datetime.datetime] = None) -> bool:
+def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jobs: Iterable[str], protocol: str = PROTOCOL, since: Optional[datetime.datetime] = None, fenced: bool = False) -> bool:
     """The Lease says this, written by this process (loaded at or after ``since``, its start). One an earlier run of
     the pod wrote is written again: Swarm voids an acknowledgement loaded before the pod's containers last started."""
     if not lease:
@@ -98,6 +104,7 @@ def already_says(lease: Optional[Dict[str, Any]], pod_uid: str, version: int, jo
         and a.get(VERSION_ANNOTATION) == str(version)
         and a.get(DIGEST_ANNOTATION) == jobs_digest(jobs)
         and a.get(PROTOCOL_ANNOTATION) == protocol
+        and (a.get(FENCED_ANNOTATION) == FENCED_VALUE) == fenced
     )
 
 
@@ -116,7 +123,7 @@ class Acknowledger:
         self._latest_lock = threading.Lock()
         self._write_lock = threading.Lock()
 
-    def acknowledge(self, version: int, jobs: Iterable[str], protocol: str = PROTOCOL) -> None:
+    def acknowledge(self, version: int, jobs: Iterable[str], protocol: str = PROTOCOL, fenced: bool = False) -> None:
         jobs = list(jobs)
         mine = object()
         with self._latest_lock:
@@ -131,9 +138,9 @@ class Acknowledger:
                         return  # superseded: the newer call writes
                 try:
                     current = self.api.read(self.namespace, self.pod)
-                    if already_says(current, self.pod_uid, version, jobs, protocol, self._since):
+                    if already_says(current, self.pod_uid, version, jobs, protocol, self._since, fenced):
                         return
-                    body = lease_for(self.pod, self.pod_uid, self.namespace, self.pool, version, jobs, loaded_at, current, protocol)
+                    body = lease_for(self.pod, self.pod_uid, self.namespace, self.pool, version, jobs, loaded_at, current, protocol, fenced)
                     if current is None:
                         self.api.create(self.namespace, body)
                     else:

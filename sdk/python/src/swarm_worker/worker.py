@@ -72,12 +72,13 @@ class Worker:
         else:
             self.log.info("not in a cluster with POD_UID and a ServiceAccount token: not acknowledging")
         self.runner = Runner(start, stop, health, start_deadline, stop_deadline, self.log)
-        self.failover = Failover(self.config_path, self.log, stop_deadline, self._wake)
+        self.failover = Failover(self.pod, self.pod_uid, self.config_path, self.log, stop_deadline, self._wake)
         heartbeats = heartbeat_api or (KubeHeartbeatApi(self.kube) if self.kube and leases is None else None)
         if self.ack is not None and heartbeats is not None:
             self.failover.heartbeat = Heartbeat(
                 heartbeats, self.pod, self.pod_uid, self.namespace, self.ack.pool, self.failover.load, self.runner.healthy,
                 self.failover.on_stale, self.failover.on_fresh, lambda e: self.log.warning("heartbeat renewal failed: %s", e),
+                self.failover.inherit,
             )
         self._woken = False
 
@@ -189,19 +190,22 @@ class Worker:
         if self.ack is None:
             return
         protocol = self.failover.protocol()
+        fenced, held_at = self.failover.says_fenced()
         with self._lock:
-            if self.config_version < 0 or self._stopping:
+            version = self.config_version
+            if version < 0 and fenced:
+                version = held_at  # a new process that starts fenced says so at the version it holds back
+            if version < 0 or self._stopping:
                 return
             jobs = [j for j in self.share.jobs if self.runner.is_running(j)]
-            version = self.config_version
-            said = f"{version}:{protocol}:{','.join(jobs)}"
+            said = f"{version}:{protocol}:{','.join(jobs)}:{fenced}"
             if said == self._acknowledged:
                 return
             self._acknowledged = said
 
         def write() -> None:
             try:
-                self.ack.acknowledge(version, jobs, protocol)
+                self.ack.acknowledge(version, jobs, protocol, fenced)
                 self.log.info("acknowledged version %s (%d jobs)", version, len(jobs))
             except Exception as error:  # noqa: BLE001 - a refusal (W15): keep running, log
                 with self._lock:
