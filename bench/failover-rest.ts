@@ -7,6 +7,7 @@
 // their shares until they settle) whose heartbeats the SDK's own loop
 // (sdk/typescript/src/heartbeat.ts) renews from this process, one loop per
 // pod, with the admin credentials.
+import { writeFileSync } from 'node:fs';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createHeartbeat, type Heartbeat } from '../sdk/typescript/src/heartbeat.js';
 import type { Lease, LeaseApi } from '../sdk/typescript/src/lease.js';
@@ -71,7 +72,7 @@ export async function restCost(
   namespace: string,
   workers: number,
   base: { all: number; leasePuts: number },
-  options: { windowMs: number; leaseSeconds: number; progress: (line: string) => void },
+  options: { windowMs: number; leaseSeconds: number; progress: (line: string) => void; eventsFile?: string },
 ): Promise<RestCost> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -127,6 +128,8 @@ export async function restCost(
       kinds.set(key, (kinds.get(key) ?? 0) + 1);
     }
     if (ours.length > 0) options.progress(`${workers} worker(s), events in the window: ${JSON.stringify(Object.fromEntries(kinds))}`);
+    // Every event whole, to read what changed between two of one object.
+    if (ours.length > 0 && options.eventsFile) writeFileSync(options.eventsFile, JSON.stringify(ours, null, 1));
     return {
       workers,
       windowSeconds: options.windowMs / 1000,
