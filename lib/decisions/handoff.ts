@@ -71,7 +71,9 @@ export interface Custody {
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
  * or runs again, the assigner gives its worker its share back, handed over the
- * same way. No serving peer: nothing to hand to, the assignment stands, and
+ * same way. No serving peer inside the assignment: a StatefulSet's departing
+ * pods past the replicas that still serve (a scale-down in flight) take
+ * custody instead. None at all: nothing to hand to, the assignment stands, and
  * `handover` is false if a replaced pod is among them (it then stops at once)
  * unless its jobs are already published to a serving pod outside the assignment.
  */
@@ -90,13 +92,18 @@ export function inCustody(
   if (away.length === 0) return { target, handover: true };
   const serving = workers.filter((w) => isServing(facts(w).pod));
   if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
-  if (serving.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
+  // None serves inside the assignment, but a departing pod past the replicas (a scale-down in flight, its
+  // pod still serving) is in the config in force: it takes custody until the replaced worker is back,
+  // rather than the replaced pod stopping with nobody running its jobs (the simulator's
+  // rollout-restart-then-scale-to-one: a rolling restart reaching pod 0 just as the Swarm was scaled to 1).
+  const departing = serving.length === 0 && pool.replacesUnderOwnName ? Object.keys(previous?.workloads ?? {}).filter((w) => !(w in target) && isServing(facts(w).pod)) : [];
+  if (serving.length === 0 && departing.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
   const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
-  const custodians = shared.length > 0 ? shared : serving;
+  const custodians = departing.length > 0 ? departing : shared.length > 0 ? shared : serving;
   const holder = new Map<string, string>();
   for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
-  const next: Record<string, string[]> = Object.fromEntries(workers.map((w) => [w, [...target[w]!]]));
+  const next: Record<string, string[]> = Object.fromEntries([...workers.map((w) => [w, [...target[w]!]]), ...departing.map((w) => [w, []])]);
   const leastLoaded = () => custodians.reduce((a, b) => (next[b]!.length < next[a]!.length ? b : a));
   for (const w of away) {
     for (const job of target[w]!) next[holder.get(job) ?? leastLoaded()]!.push(job);

@@ -60,9 +60,18 @@ describe('a replaced pod whose jobs a departing pod already holds', () => {
     expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(true);
   });
 
-  it('stops at once when no serving pod holds them: waiting would only hold its replacement back', () => {
+  // The corpus rollout-restart-then-scale-to-one (seed 88, once the resync ping came every five minutes): a rolling
+  // restart reached pod 0 just as a scale to 1 gave it every job; its departing peers served, outside the assignment.
+  it('a departing pod that still serves takes custody of the jobs it does not hold yet, and the replaced pod waits', () => {
     const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a'], version: 4 } } }));
-    expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(false);
+    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: true });
+    expect(custody).toEqual({ target: { 'swarm-worker-0': [], 'swarm-worker-1': ['a', 'b'] }, handover: true });
+  });
+
+  it('stops at once when no serving pod is there to take them: waiting would only hold its replacement back', () => {
+    const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a'], version: 4 } } }));
+    const gone = (w: string) => (w === 'swarm-worker-0' ? terminating(0) : {});
+    expect(inCustody(target, previous, gone, { replacesUnderOwnName: true })).toEqual({ target, handover: false });
   });
 });
 
