@@ -153,8 +153,12 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // peers meanwhile (handoff.ts inCustody); breaking first, only an expired one (it fenced itself), hot-reloading.
   const dedicated = dedicatedJobs(spec.workload.jobs);
   const breaksFirst = spec.restart.handoff === 'BreakBeforeMake';
+  // A departing pod that still serves is the custodian of last resort when it reloads its share (policy None).
+  const departing = !pool && spec.restart.policy === 'None' ? [...podsOfPoolByName(statefulSet, obs.pods).keys()].filter((w) => !(w in result.assignment)) : [];
   const custody =
-    !breaksFirst || spec.restart.policy === 'None' ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool, breaksFirst }, dedicated) : undefined;
+    !breaksFirst || spec.restart.policy === 'None'
+      ? inCustody(result.assignment, previous, held, { replacesUnderOwnName: !pool, breaksFirst, departing }, dedicated)
+      : undefined;
   const target = custody?.target ?? result.assignment;
   // Status speaks of the shares written: a dedicated job a custodian runs beside others is not honoured either.
   const unhonoured = target === result.assignment ? result.unhonouredDedications : [...result.unhonouredDedications, ...sharedInCustody(target, dedicated, result.unhonouredDedications)];

@@ -71,17 +71,22 @@ export interface Custody {
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
  * or runs again, the assigner gives its worker its share back, handed over the
- * same way. No serving peer inside the assignment: a StatefulSet's departing
- * pods past the replicas that still serve (a scale-down in flight) take
- * custody instead. None at all: nothing to hand to, the assignment stands, and
- * `handover` is false if a replaced pod is among them (it then stops at once)
- * unless its jobs are already published to a serving pod outside the assignment.
+ * same way. No serving peer in the assignment: a serving departing pod (`departing`)
+ * is the custodian of last resort, staged the same way. None either: nothing to
+ * hand to, the assignment stands, and `handover` is false if a replaced pod is among
+ * them (it then stops at once) unless its jobs are already published to a serving
+ * pod outside the assignment.
  */
 export function inCustody(
   target: Assignment,
   previous: WorkerConfig | undefined,
   facts: (worker: string) => WorkerFacts,
-  pool: { replacesUnderOwnName: boolean; breaksFirst?: boolean },
+  pool: {
+    replacesUnderOwnName: boolean;
+    breaksFirst?: boolean;
+    /** Workers of the pool's pods outside the assignment (departing), which may take custody as a last resort: hot-reloading ones only. */
+    departing?: readonly string[];
+  },
   /** Jobs that ask for a worker of their own: their workers take no custody while another serves. */
   dedicated: ReadonlySet<string> = new Set(),
 ): Custody {
@@ -92,18 +97,16 @@ export function inCustody(
   if (away.length === 0) return { target, handover: true };
   const serving = workers.filter((w) => isServing(facts(w).pod));
   if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
-  // None serves inside the assignment, but a departing pod past the replicas (a scale-down in flight, its
-  // pod still serving) is in the config in force: it takes custody until the replaced worker is back,
-  // rather than the replaced pod stopping with nobody running its jobs (the simulator's
-  // rollout-restart-then-scale-to-one: a rolling restart reaching pod 0 just as the Swarm was scaled to 1).
-  const departing = serving.length === 0 && pool.replacesUnderOwnName ? Object.keys(previous?.workloads ?? {}).filter((w) => !(w in target) && isServing(facts(w).pod)) : [];
-  if (serving.length === 0 && departing.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
+  // No worker of the assignment serves, but a departing pod (past the replicas, kept by OrderedReady while a
+  // predecessor is unhealthy) still does: it runs the jobs until a worker of the assignment serves again.
+  const lastResort = serving.length === 0 && !pool.breaksFirst ? (pool.departing ?? []).filter((w) => !(w in target) && isServing(facts(w).pod)) : [];
+  if (serving.length === 0 && lastResort.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
   const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
-  const custodians = departing.length > 0 ? departing : shared.length > 0 ? shared : serving;
+  const custodians = lastResort.length > 0 ? lastResort : shared.length > 0 ? shared : serving;
   const holder = new Map<string, string>();
   for (const w of custodians) for (const job of previous?.workloads[w]?.jobs ?? []) holder.set(job, w);
-  const next: Record<string, string[]> = Object.fromEntries([...workers.map((w) => [w, [...target[w]!]]), ...departing.map((w) => [w, []])]);
+  const next: Record<string, string[]> = Object.fromEntries([...workers.map((w) => [w, [...target[w]!]]), ...lastResort.map((w) => [w, []])]);
   const leastLoaded = () => custodians.reduce((a, b) => (next[b]!.length < next[a]!.length ? b : a));
   for (const w of away) {
     for (const job of target[w]!) next[holder.get(job) ?? leastLoaded()]!.push(job);

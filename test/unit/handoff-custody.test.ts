@@ -2,7 +2,7 @@
 // and never onto a worker that runs a dedicated job alone while another peer serves (the
 // simulator's power campaign: custody by job count picked the dedicated worker, it has the fewest).
 import { describe, expect, it } from 'vitest';
-import { inCustody, sharedInCustody } from '../../lib/decisions/handoff.js';
+import { inCustody, sharedInCustody, stageHandoff } from '../../lib/decisions/handoff.js';
 import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { parse, render } from '../../lib/workerconfig/index.js';
 import { workerPod } from '../support/views.js';
@@ -60,18 +60,53 @@ describe('a replaced pod whose jobs a departing pod already holds', () => {
     expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(true);
   });
 
-  // The corpus rollout-restart-then-scale-to-one (seed 88, once the resync ping came every five minutes): a rolling
-  // restart reached pod 0 just as a scale to 1 gave it every job; its departing peers served, outside the assignment.
-  it('a departing pod that still serves takes custody of the jobs it does not hold yet, and the replaced pod waits', () => {
+  it('stops at once when no serving pod holds them: waiting would only hold its replacement back', () => {
     const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a'], version: 4 } } }));
-    const custody = inCustody(target, previous, facts, { replacesUnderOwnName: true });
-    expect(custody).toEqual({ target: { 'swarm-worker-0': [], 'swarm-worker-1': ['a', 'b'] }, handover: true });
-  });
-
-  it('stops at once when no serving pod is there to take them: waiting would only hold its replacement back', () => {
-    const previous = parse(render({ version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['a'], version: 4 } } }));
-    const gone = (w: string) => (w === 'swarm-worker-0' ? terminating(0) : {});
-    expect(inCustody(target, previous, gone, { replacesUnderOwnName: true })).toEqual({ target, handover: false });
+    expect(inCustody(target, previous, facts, { replacesUnderOwnName: true }).handover).toBe(false);
   });
 });
 
+// The simulator's corpus replaced-pod-departing-pod-serves-scaled-by-hand and -rollout (seeds 2310, 2137): no
+// worker of the assignment serves (one replaced, the other crash-looping), but a pod past the replicas still does
+// (OrderedReady keeps it while a predecessor is unhealthy). It takes custody, so the replaced pod waits for its
+// share to empty.
+describe('a departing pod that still serves: the custodian of last resort', () => {
+  const target = { 'swarm-worker-0': ['a', 'b', 'c'], 'swarm-worker-1': ['d', 'e'] };
+  const previous = parse(render({ version: 7, workloads: { 'swarm-worker-0': { jobs: ['a', 'b', 'c', 'd', 'e'], version: 7 }, 'swarm-worker-1': { jobs: [], version: 7 } } }));
+  const terminating = (ordinal: number): WorkerFacts => ({ pod: { ...workerPod(ordinal), ready: false, terminating: true }, ack: 'runs' });
+  const worlds = {
+    lastResort: (w: string) => (w === 'swarm-worker-0' ? terminating(0) : w === 'swarm-worker-1' ? crashLooping(1) : serving(2)),
+    departingGone: (w: string) => (w === 'swarm-worker-0' ? terminating(0) : w === 'swarm-worker-1' ? crashLooping(1) : terminating(2)),
+    peerServes: (w: string) => (w === 'swarm-worker-0' ? terminating(0) : serving(Number(w.slice(-1)))),
+  };
+  const departing = ['swarm-worker-2'];
+
+  it('takes every out-of-service worker\'s jobs, and the replaced pod hands over (waits) instead of stopping first', () => {
+    const custody = inCustody(target, previous, worlds.lastResort, { replacesUnderOwnName: true, departing });
+    expect(custody.handover).toBe(true);
+    expect(custody.target).toEqual({ 'swarm-worker-0': [], 'swarm-worker-1': [], 'swarm-worker-2': ['a', 'b', 'c', 'd', 'e'] });
+  });
+
+  it('is only a last resort: a serving worker of the assignment takes custody instead', () => {
+    const custody = inCustody(target, previous, worlds.peerServes, { replacesUnderOwnName: true, departing });
+    expect(custody.target).toEqual({ 'swarm-worker-0': [], 'swarm-worker-1': ['d', 'e', 'a', 'b', 'c'] });
+  });
+
+  it('is no custodian once it stops serving (terminating): the replaced pod stops at once, as before', () => {
+    const custody = inCustody(target, previous, worlds.departingGone, { replacesUnderOwnName: true, departing });
+    expect(custody).toEqual({ target, handover: false });
+  });
+
+  it('changes nothing under break-before-make: no pod serves in the assignment, the replaced one is left as it is', () => {
+    const custody = inCustody(target, previous, worlds.lastResort, { replacesUnderOwnName: true, breaksFirst: true, departing });
+    expect(custody.target['swarm-worker-2']).toBeUndefined();
+  });
+
+  it('is staged: the replaced pod keeps its jobs (releasing) until the custodian serves and acknowledges them', () => {
+    const { target: next } = inCustody(target, previous, worlds.lastResort, { replacesUnderOwnName: true, departing });
+    const staged = stageHandoff({ handoff: 'MakeBeforeBreak', previous, target: next, facts: worlds.lastResort });
+    expect(staged.jobs['swarm-worker-2']).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(staged.jobs['swarm-worker-0']).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(staged.marks['swarm-worker-0']).toEqual({ releasing: ['a', 'b', 'c', 'd', 'e'] });
+  });
+});
