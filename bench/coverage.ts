@@ -240,7 +240,7 @@ async function runScript(kubeconfig: string, system: SystemUnderTest, recorder: 
 /**
  * Swarm as this tree has it, deployed on the cluster's real Knative (run():
  * ApiServerSource → Broker → Triggers → the functions' Knative Services, under
- * their own ServiceAccounts, `namespace` watched and pinged each minute).
+ * their own ServiceAccounts, `namespace` watched and pinged by its PingSource).
  * `scale sts`: the sample as it is (hot-reloading workers, restart policy None:
  * the handoff staged through the ConfigMap; MakeBeforeBreak), resized with
  * `kubectl scale sts` (the StatefulSet moves first). `scale swm`: the same with

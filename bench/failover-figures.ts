@@ -2,7 +2,10 @@
 import type { IdleRun } from './failover-idle.js';
 import type { RestCost } from './failover-rest.js';
 
+/** Each part has its own section, so a run of one part (`--trials 0`, `--skip-rest`, `--skip-idle`) leaves the others' figures. */
 export const FAILOVER_SECTION = 'failover';
+export const FAILOVER_REST_SECTION = 'failover-rest';
+export const FAILOVER_IDLE_SECTION = 'failover-idle';
 
 /** The `p`-th percentile (0–100) of `values`, nearest rank; undefined when empty. */
 export function percentile(values: readonly number[], p: number): number | undefined {

@@ -3,10 +3,11 @@
 // 6 s and 6 s), after one change to a Swarm whose workers heartbeat, how long
 // until both functions run zero pods, and whether they stay there while the
 // workers keep renewing. The namespace's resync PingSource runs as a default
-// install has it (knative/base/pingsource.yaml: every minute), so what wakes
-// a function at rest shows too.
+// install has it (knative/base/pingsource.yaml's schedule), so what wakes a
+// function at rest shows too.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { kubectl, SYSTEM_NAMESPACE } from '../test/harness/swarm-install.js';
+import { shippedResyncSchedule } from '../test/support/resync-schedule.js';
 
 const FUNCTIONS = ['swarm-assign', 'swarm-restart'] as const;
 
@@ -25,15 +26,17 @@ export async function defaultAutoscalerWindows(kubeconfig: string): Promise<void
   await kubectl(kubeconfig, ['-n', 'knative-serving', 'patch', 'configmap', 'config-autoscaler', '--type', 'merge', '-p', JSON.stringify({ data: { 'stable-window': '60s', 'scale-to-zero-grace-period': '30s' } })]);
 }
 
-/** The namespace's resync PingSource, as `npm run deploy -- --watch-namespace` renders it (every minute). */
-export async function resyncPingSource(kubeconfig: string, namespace: string): Promise<void> {
+/** The namespace's resync PingSource, as `npm run deploy -- --watch-namespace` renders it (the shipped schedule); returns the schedule. */
+export async function resyncPingSource(kubeconfig: string, namespace: string): Promise<string> {
+  const schedule = shippedResyncSchedule();
   const source = {
     apiVersion: 'sources.knative.dev/v1',
     kind: 'PingSource',
     metadata: { name: `swarm-resync-${namespace}`, namespace: SYSTEM_NAMESPACE },
-    spec: { schedule: '* * * * *', contentType: 'application/json', data: JSON.stringify({ namespace }), sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'swarm' } } },
+    spec: { schedule, contentType: 'application/json', data: JSON.stringify({ namespace }), sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'swarm' } } },
   };
   await kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(source));
+  return schedule;
 }
 
 /** Runs `change`, then samples the functions' pods every second for `watchMs`. */

@@ -154,7 +154,7 @@ async function main(cluster: Cluster): Promise<string> {
 
   const installed = await installKnative(cluster, { kubeconfig, progress: (l) => progress(`  ${l}`) });
   const deployed = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress: (l) => progress(`  ${l}`), watchNamespaces: [NS] });
-  // The minute's resync ping would keep assign warm: as knative-e2e, this run wants it idle.
+  // The resync ping would wake assign: as knative-e2e, this run wants it idle.
   await kubectl(kubeconfig, ['patch', 'pingsource', 'swarm-resync-swarm', '-n', SYSTEM_NAMESPACE, '--type', 'merge', '-p', '{"spec":{"schedule":"0 0 1 1 *"}}']);
   const watch = await AssignWatch.start(kc);
   try {

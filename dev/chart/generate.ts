@@ -115,11 +115,14 @@ function namespaceAccess(bindings: Doc[], ping: Doc): string {
 /** The images' registry of the checked-in chart (as knative/base names them); a release packages the chart with its own. */
 export const DEFAULT_REGISTRY = 'ghcr.io/k8slab';
 
-/** The checked-in chart's defaults: package.json's version, images by tag, knative/base's resources. */
+/** The checked-in chart's defaults: package.json's version, images by tag, knative/base's resources and resync schedule. */
 export function treeDefaults(read: ReadFile): ChartDefaults {
   const version = (JSON.parse(read('package.json') ?? '{}') as { version?: string }).version;
   if (!version) throw new Error('package.json has no version');
-  const services = renderKustomization('knative', read).filter((d) => d.kind === 'Service');
+  const installation = renderKustomization('knative', read);
+  const services = installation.filter((d) => d.kind === 'Service');
+  const schedule = (installation.find((d) => d.kind === 'PingSource')?.spec as { schedule?: unknown } | undefined)?.schedule;
+  if (typeof schedule !== 'string') throw new Error('knative/ has no resync PingSource with a schedule');
   const resourcesOf = (name: string): unknown => {
     const service = services.find((d) => d.metadata?.name === name) as { spec: { template: { spec: { containers: Json[] } } } } | undefined;
     if (!service) throw new Error(`knative/ has no Service ${name}`);
@@ -130,6 +133,7 @@ export function treeDefaults(read: ReadFile): ChartDefaults {
     registry: DEFAULT_REGISTRY,
     digests: { functions: '', eventDisplay: '' },
     resources: { assign: resourcesOf('swarm-assign'), restart: resourcesOf('swarm-restart'), deadLetter: resourcesOf('swarm-dead-letter') },
+    resyncSchedule: schedule,
   };
 }
 

@@ -1,7 +1,7 @@
 // The resync ping, shaped like Knative's PingSource sends it (knative.dev/eventing
 // pkg/adapter/mtping): type dev.knative.sources.ping, source the PingSource's
 // path, the PingSource's `spec.data` as JSON data. In a cluster the PingSource
-// sends it (knative/base/pingsource.yaml) each minute; the tests post the same
+// sends it (knative/base/pingsource.yaml) every five minutes; the tests post the same
 // event to the Broker's ingress when they need it sooner (test/harness/swarm-on-knative.ts).
 import { randomUUID } from 'node:crypto';
 import { CloudEvent } from 'cloudevents';

@@ -21,7 +21,7 @@ export async function startEndToEnd(options: {
   kubeconfig: string;
   namespace: string;
   realNode: string;
-  /** Pings the namespace this often (the PingSource's period is a minute; default none but it). */
+  /** Pings the namespace this often (the shipped PingSource's period is five minutes; default none but it). */
   resyncEveryMs?: number;
   /** The cluster's work directory (Knative's install files); default, inside vitest: the global setup's `inject('clusterWorkDir')`. */
   workDir?: string;

@@ -5,7 +5,7 @@
 // enables its own namespace (the labels and bindings `--watch-namespace`
 // gives), and talks to Swarm only as a user can: kubectl, synthetic
 // CloudEvents posted to the Broker's ingress (the resync ping the PingSource
-// sends each minute, duplicates, replays), and what Knative shows (the
+// sends every five minutes, duplicates, replays), and what Knative shows (the
 // dead-letter Service's log, the events a Trigger of its own receives).
 //
 // Deployed once per cluster: the first file to ask installs (or, on a fresh
@@ -35,7 +35,7 @@ export interface SwarmOnKnative {
   readonly workerImage: string;
   /** Posts `event` to Swarm's Broker, as a user's synthetic CloudEvent; throws unless the ingress took it (202). */
   publish(event: CloudEvent<unknown>): Promise<void>;
-  /** The resync ping for `namespace` (what its PingSource sends each minute), now. */
+  /** The resync ping for `namespace` (what its PingSource sends every five minutes), now. */
   pingNow(namespace: string): Promise<void>;
   /** Pings `namespace` every `everyMs` until stopped (the PingSource's period is a minute at least). */
   pinging(namespace: string, everyMs: number): { stop(): void };

@@ -18,7 +18,7 @@ const kubeconfig = inject('kubeconfig');
 const NS = `conc-${process.pid}`;
 const { core, readSwarm } = apiClients(kubeconfig, NS);
 const served = servedNamespace(kubeconfig, NS);
-// The resync ping (the PingSource's, each minute in a deploy) every few seconds: the
+// The resync ping (the PingSource's, every five minutes in a deploy) every few seconds: the
 // ApiServerSource's adapter is rolled out anew whenever the set of enabled namespaces
 // changes (another file's), and what changes while it lists sends no event.
 let pinging: { stop(): void } | undefined;

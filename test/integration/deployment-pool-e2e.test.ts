@@ -2,7 +2,7 @@
 // once per cluster: test/harness/swarm-on-knative.ts; events take the real
 // path, ApiServerSource → Broker → Triggers → the functions' Knative Services;
 // the test posts the resync ping to the Broker every 10 s, as the PingSource
-// would each minute), measured by what the workers report: three
+// would every five minutes), measured by what the workers report: three
 // hot-reloading reference workers (knative/samples/deployment.yaml) over the
 // seed's 27 streams; the Swarm scales them 3 → 5 → 2, the Deployment rolls
 // out a new pod template, a pod is deleted by hand, a pod crash-loops (the

@@ -3,7 +3,7 @@
 // swarm-assign, swarm-restart and swarm-dead-letter behind the Broker `swarm`,
 // fed by the ApiServerSource watching this namespace; Knative decides how many
 // pods each function runs), the test posting the resync ping every 10 s (the
-// PingSource fires once a minute), and hot-reloading reference workers as real
+// PingSource fires every five minutes), and hot-reloading reference workers as real
 // pods (restart policy None) acknowledging through their Leases, under
 // Swarm-owned scaling (`kubectl scale swm`), make-before-break staged through
 // the ConfigMap, and one break-before-make resize. Asserted, from what a user

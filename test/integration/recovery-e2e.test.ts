@@ -2,7 +2,7 @@
 // ConfigMap deleted or garbled by hand is recreated above the last version at
 // once, through its own ApiServerSource event (the source watches the Swarms'
 // ConfigMaps); and with no event at all (the namespace no longer selected by
-// the source), by the resync ping: the event its PingSource sends each minute,
+// the source), by the resync ping: the event its PingSource sends every five minutes,
 // posted to the Broker by the test at once.
 import { describe, expect, inject, it } from 'vitest';
 import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
@@ -84,7 +84,7 @@ describe.skipIf(!realNode)('a worker ConfigMap lost by hand', () => {
     await kubectl(kubeconfig, ['-n', NS, 'delete', 'configmap', 'pool-config']);
     expect(await readConfigMap()).toBeUndefined();
     await served.swarm.pingNow(NS);
-    // The ping recreates it; the restarts it records are driven by further pings, as the PingSource would every minute.
+    // The ping recreates it; the restarts it records are driven by further pings, as the PingSource would every five minutes.
     const recreated = await eventually('recreated by the ping', async () => {
       const v = await configVersion();
       return v !== undefined && v > before ? v : undefined;

@@ -64,10 +64,10 @@ async function converged(replicas: number): Promise<Swarm> {
 }
 
 /**
- * What the sample's PingSource sends each minute, sent now: the source's
+ * What the sample's PingSource sends every five minutes, sent now: the source's
  * adapter, rolled out anew for the namespace samples.yaml labels, lists what
  * is there already without an event for it, and the test need not wait up to
- * a minute for the next resync.
+ * five minutes for the next resync.
  */
 async function resyncNow(): Promise<void> {
   const ingress = (await kubectl(kubeconfig, ['get', 'service', 'broker-ingress', '-n', 'knative-eventing', '-o', 'jsonpath={.spec.clusterIP}'])).trim();

@@ -26,7 +26,7 @@ const kubeconfig = inject('kubeconfig');
 const NS = `scale-${process.pid}`;
 const { kc, core, apps, readSwarm: getSwarm } = apiClients(kubeconfig, NS);
 const served = servedNamespace(kubeconfig, NS, { beforeStart: record });
-// The resync ping (the PingSource's, each minute in a deploy) every few seconds: on a cluster
+// The resync ping (the PingSource's, every five minutes in a deploy) every few seconds: on a cluster
 // shared with other files the ApiServerSource adapter is rolled out whenever the set of
 // enabled namespaces changes, and the ping reconciles the namespace meanwhile.
 let pinging: { stop(): void } | undefined;

@@ -23,6 +23,10 @@ import type { Action, Schedule } from './schedule.js';
 import { Store, type WatchEvent } from './store.js';
 import { Timeline } from './timeline.js';
 import { immutableChanges } from './transition.js';
+import { periodMsOf, shippedResyncSchedule } from '../support/resync-schedule.js';
+
+/** The PingSource's period, as shipped (knative/base/pingsource.yaml). */
+const RESYNC_PERIOD_MS = periodMsOf(shippedResyncSchedule());
 
 /** spec.failover.leaseSeconds in schedules with failover: the default. */
 const FAILOVER_LEASE_SECONDS = 15;
@@ -196,8 +200,8 @@ class World {
     this.setup();
     for (const a of this.schedule.actions) this.timeline.schedule(a.at, () => this.act(a));
     const end = this.schedule.activeMs + BOUNDS.quietMs;
-    // The PingSource: each minute, on the minute.
-    for (let t = 60_000; t <= end; t += 60_000) this.timeline.schedule(t, () => this.publish({ type: 'dev.knative.sources.ping', data: { namespace: NS } }, 'ping'));
+    // The PingSource: each period, on the minute.
+    for (let t = RESYNC_PERIOD_MS; t <= end; t += RESYNC_PERIOD_MS) this.timeline.schedule(t, () => this.publish({ type: 'dev.knative.sources.ping', data: { namespace: NS } }, 'ping'));
     // Knative's autoscaler: idle instances go to zero.
     for (let t = 30_000; t <= end; t += 30_000) this.timeline.schedule(t, () => this.scaleToZero());
     let finished = false;

@@ -152,9 +152,9 @@ describe('event routing', () => {
     expect(configMap?.selector).toEqual({ matchLabels: { [LABEL_MANAGED_BY]: MANAGED_BY } });
   });
 
-  it('pings a resync every minute to the Broker, its data naming the namespace to resync', () => {
+  it('pings a resync every five minutes to the Broker (a minute keeps assign warm under Knative\'s default windows), its data naming the namespace to resync', () => {
     const ping = byName(load('pingsource.yaml'), 'swarm-resync-swarm');
-    expect(ping).toMatchObject({ apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', spec: { schedule: '* * * * *', contentType: 'application/json' } });
+    expect(ping).toMatchObject({ apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', spec: { schedule: '*/5 * * * *', contentType: 'application/json' } });
     expect(ping.spec.sink.ref).toEqual({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'swarm' });
     expect(toTrigger({ type: PING_EVENT_TYPE, data: JSON.parse(ping.spec.data) })).toEqual({ source: 'ping', type: 'resync', namespace: 'swarm' });
     expect(load('kustomization.yaml')[0]?.resources).toContain('pingsource.yaml');
