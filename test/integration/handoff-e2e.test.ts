@@ -222,21 +222,8 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     );
   });
 
-  it('break-before-make, kubectl scale swm 2 → 3: a moved job starts only after its old owner stopped it: zero duplicate job-seconds', async () => {
-    await step(scaleSwarm(2), 2, jobs); // back to 2 workers, make-before-break (not measured)
-    const { report, restarted, explain, staged } = await step(
-      () => kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'None', handoff: 'BreakBeforeMake', replicas: 3 })),
-      3,
-      jobs,
-    );
-    if (report.totals.duplicateSeconds > 0) explain();
-    expect({ duplicateSeconds: report.totals.duplicateSeconds, restarted }).toEqual({ duplicateSeconds: 0, restarted: [] });
-    // Staged in the ConfigMap: the gainer told to wait (`awaiting`) until the old owners acknowledged having stopped.
-    expect(staged.awaiting).toBeGreaterThan(0);
-  });
-
   it('a worker pod deleted at rest: its peers take its jobs before it stops, its replacement takes a share back: zero uncovered job-seconds', async () => {
-    // The Swarm follows the StatefulSet's own count again, make-before-break (not measured).
+    // The Swarm follows the StatefulSet's own count (not measured).
     await step(() => kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'None' })), 3, jobs);
     const { report, restarted, explain, staged } = await step(() => core.deleteNamespacedPod({ namespace: NS, name: 'swarm-worker-1' }), 3, jobs);
     if (report.gaps.length > 0) explain();
@@ -284,6 +271,17 @@ describe('hot-reloading workers, make-before-break, Swarm-owned scaling', () => 
     expect({ gaps: report.gaps, restarted }).toEqual({ gaps: [], restarted: [] });
     // The StatefulSet stopped them first; the config kept their jobs on them (`releasing`) until the survivor ran them.
     expect(staged.releasing).toBeGreaterThan(0);
+  });
+
+  it('break-before-make (the handoff is fixed when a Swarm is created: this one replaced by one so created), kubectl scale swm 2 → 3: a moved job starts only after its old owner stopped it: zero duplicate job-seconds', async () => {
+    // Not measured: the make-before-break Swarm deleted with its ConfigMap, a break-before-make one created over 2 workers.
+    await kubectl(kubeconfig, ['-n', NS, 'delete', 'swm', 'swarm-worker', '--cascade=foreground', '--timeout=120s']);
+    await step(() => kubectl(kubeconfig, ['apply', '-f', '-'], sampleSwarmYaml(NS, jobs, { policy: 'None', handoff: 'BreakBeforeMake', replicas: 2 })), 2, jobs);
+    const { report, restarted, explain, staged } = await step(scaleSwarm(3), 3, jobs);
+    if (report.totals.duplicateSeconds > 0) explain();
+    expect({ duplicateSeconds: report.totals.duplicateSeconds, restarted }).toEqual({ duplicateSeconds: 0, restarted: [] });
+    // Staged in the ConfigMap: the gainer told to wait (`awaiting`) until the old owners acknowledged having stopped.
+    expect(staged.awaiting).toBeGreaterThan(0);
   });
 
   it('status was never Ready while a job had no acknowledged owner', () => {
