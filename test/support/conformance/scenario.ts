@@ -46,7 +46,10 @@ export type Step =
   | { heartbeat: { leaseSeconds: number } }
   | { noRenewal: number }
   | { readiness: boolean }
-  | { mayAct: boolean };
+  | { mayAct: boolean }
+  | { mayActNow: boolean }
+  // W30: the kubelet's readiness probe (readiness-probe.ts), until it would turn the pod NotReady.
+  | { probe: { periodSeconds: number; failureThreshold: number } };
 
 export interface Scenario {
   name: string;
@@ -69,7 +72,7 @@ export interface Scenario {
 const STEP_KINDS = new Set([
   'run', 'config', 'configText', 'removeConfig', 'configMap', 'calls', 'lease', 'leaseNow', 'leaseUnchanged', 'noLease',
   'health', 'hold', 'release', 'fail', 'sick', 'well', 'settle', 'sigterm', 'exit',
-  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'heartbeat', 'noRenewal', 'readiness', 'mayAct',
+  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'heartbeat', 'noRenewal', 'readiness', 'mayAct', 'mayActNow', 'probe',
 ]);
 
 export function loadScenarios(dir: string = SCENARIO_DIR): Scenario[] {
