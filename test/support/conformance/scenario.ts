@@ -63,6 +63,8 @@ export interface Scenario {
     configMap?: WorkerConfig;
     handover?: boolean;
     leaseAccess?: boolean;
+    /** false: the Role lacks get on the StatefulSet and the ConfigMap (a drain's reads are refused, W21). */
+    drainAccess?: boolean;
     /** A Lease there before the worker starts; holder `own`: this run's pod uid (an earlier run of the same pod). */
     lease?: { holder: string; version: number; jobs: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
   };
