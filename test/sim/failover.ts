@@ -11,7 +11,7 @@
 // LIVENESS_MS. The checker learns what really runs: a frozen process's jobs
 // run nothing until it resumes, and it fences (by its clock) before they do.
 import { failoverTimings, parse, type FailoverSettings } from '../../lib/workerconfig/index.js';
-import { admit, fenceAt, readiness, STARTING, UNFENCED, breaksFirst, type Fence } from '../../sdk/typescript/src/fence.js';
+import { admit, fenceAt, freshAgain, readiness, STARTING, UNFENCED, breaksFirst, type Fence } from '../../sdk/typescript/src/fence.js';
 import type { Rng } from './rng.js';
 import type { Timeline } from './timeline.js';
 
@@ -166,7 +166,10 @@ export class FailoverModel {
     } else if (fresh && b.stale) {
       b.stale = false;
       if (b.held) this.host.load(proc, b.held.text);
-      else this.host.reacknowledge(proc);
+      else {
+        b.fence = freshAgain(b.fence);
+        this.host.reacknowledge(proc);
+      }
     }
     this.recheck(proc);
   }

@@ -105,6 +105,19 @@ describe('failover in the TypeScript SDK worker', () => {
     await eventually('ready again', ready, 10_000, 20);
   });
 
+  it('BreakBeforeMake, partitioned with nothing to run: fenced, then a fresh heartbeat alone lifts it (W27)', async () => {
+    // It stopped nothing, so Swarm need not write a config for it to come back: it may stay quiet.
+    const { write, leases, options } = setup('BreakBeforeMake');
+    write(1, []);
+    worker = createWorker(options);
+    void worker.run();
+    await eventually('ready', ready, 10_000, 20);
+    leases.down = true;
+    await eventually('fenced: not ready', async () => !(await ready()), 10_000, 20);
+    leases.down = false;
+    await eventually('ready again with no newer config', ready, 10_000, 20);
+  });
+
   it('BreakBeforeMake: starts nothing before its first renewal', async () => {
     const { write, leases, running, options } = setup('BreakBeforeMake');
     leases.down = true;

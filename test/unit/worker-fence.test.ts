@@ -4,7 +4,7 @@
 // jumps past the renew deadline), a hung job (the health check fails), and the
 // shared timing arithmetic and failover.yml (lib/workerconfig/failover.ts).
 import { describe, expect, it } from 'vitest';
-import { admit, fenceAt, mayResume, readiness, STARTING, UNFENCED } from '../../sdk/typescript/src/fence.js';
+import { admit, fenceAt, freshAgain, mayResume, readiness, STARTING, UNFENCED } from '../../sdk/typescript/src/fence.js';
 import { createHeartbeat, heartbeatLease, microTime } from '../../sdk/typescript/src/heartbeat.js';
 import type { Lease, LeaseApi } from '../../sdk/typescript/src/lease.js';
 import { failoverTimings, minimumProbeWindowSeconds, parseFailover, renderFailover, type FailoverSettings } from '../../lib/workerconfig/index.js';
@@ -39,6 +39,9 @@ describe('the fence', () => {
     expect(mayResume(fence, true, undefined)).toBe(true); // no config: it runs nothing
     // Fenced with nothing running: a fresh heartbeat is enough (Swarm has nothing to move, writes nothing).
     expect(mayResume(fenceAt(UNFENCED, 7, 0), true, 7)).toBe(true);
+    // … and with no config arriving at all: the heartbeat turning fresh lifts it (the conformance's fence-empty-bbm).
+    expect(freshAgain(fenceAt(UNFENCED, 7, 0))).toEqual(UNFENCED);
+    expect(freshAgain(fence)).toEqual(fence);
     expect(mayResume(STARTING, true, 3)).toBe(true);
     // Fenced again before it resumed: the first fence's version stands.
     expect(fenceAt(fence, 9, 0)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FAILOVER_KEY, FAILOVER_PROTOCOL, parse, parseFailover, type FailoverSettings } from '../../../lib/workerconfig/index.js';
-import { admit, breaksFirst, fenceAt, readiness, STARTING, UNFENCED, type Fence, type Readiness } from './fence.js';
+import { admit, breaksFirst, fenceAt, freshAgain, readiness, STARTING, UNFENCED, type Fence, type Readiness } from './fence.js';
 import { createHeartbeat, type Heartbeat } from './heartbeat.js';
 import type { LeaseApi } from './lease.js';
 
@@ -106,7 +106,10 @@ export function createFailover(o: FailoverOptions): Failover {
             stale = false;
             o.log.info({}, 'heartbeat fresh');
             if (held) o.redeliver(held.text);
-            else o.reacknowledge();
+            else {
+              fence = freshAgain(fence);
+              o.reacknowledge();
+            }
           },
           onError: (err) => o.log.warn({ err }, 'heartbeat renewal failed'),
         })

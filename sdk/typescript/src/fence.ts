@@ -32,6 +32,13 @@ export function fenceAt(fence: Fence, version: number | undefined, running: numb
 }
 
 /**
+ * The fence once the heartbeat is fresh again with no config held back: one
+ * that stopped nothing waits only for that (W27), so it lifts; no config need
+ * come (Swarm writes none for a worker that had no jobs to hand over).
+ */
+export const freshAgain = (fence: Fence): Fence => (fence.fenced && !fence.stoppedJobs ? UNFENCED : fence);
+
+/**
  * The fence a config that arrives is applied under (UNFENCED), or undefined:
  * hold it until the worker may resume (`version` read only then). A fence
  * means nothing under MakeBeforeBreak (`breaks` false): one closed before the
