@@ -86,6 +86,8 @@ const IMMUTABLE_MESSAGES = {
   statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
   configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
   deploymentName: 'deploymentName is immutable: create a new Swarm to manage another Deployment',
+  handoff:
+    'restart.handoff is immutable: a hand-off in flight under one cannot be finished under the other without a moment where neither promise holds; create a new Swarm (its own ConfigMap) to use the other',
 } as const;
 
 /**
@@ -278,10 +280,12 @@ const spec: SchemaNode = {
           default: DEFAULTS.restartPolicy,
         },
         handoff: {
-          description: 'MakeBeforeBreak (default): a moved job runs on its new owner before its old owner stops it. BreakBeforeMake: its old owner stops it first, so it never has two owners.',
+          description: 'MakeBeforeBreak (default): a moved job runs on its new owner before its old owner stops it. BreakBeforeMake: its old owner stops it first, so it never has two owners. Immutable.',
           type: 'string',
           enum: ['MakeBeforeBreak', 'BreakBeforeMake'],
           default: DEFAULTS.handoff,
+          // Immutable: the simulator found switches mid hand-off that neither promise survives (docs/design.md).
+          'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: IMMUTABLE_MESSAGES.handoff }],
         },
         maxUnavailable: {
           description: 'How many pods may be restarting at once.',

@@ -219,7 +219,8 @@ describe('restart policy Restart: restarts break first (at most once)', () => {
 describe('hot reload needs acknowledgement (POOL_RULES hotReloadAcknowledges)', () => {
   it('over pods that do not declare it, a Swarm is refused (AcknowledgementRequired, Degraded, a Warning Event, no ConfigMap); as restart-only workers they are served, Inferred', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'silent', 1));
-    await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('silent'));
+    // Break-before-make from the start: the handoff is immutable, and policy Restart (below) needs it.
+    await kubectl(kubeconfig, ['apply', '-f', '-'], swarmYaml(NS, 'silent', { restart: { policy: 'None', handoff: 'BreakBeforeMake' }, workload: { jobs: seedStreams } }));
     const refused = await eventually('refused', async () => {
       const s = await getSwarm('silent');
       return s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'AcknowledgementRequired') ? s : undefined;
@@ -230,7 +231,7 @@ describe('hot reload needs acknowledgement (POOL_RULES hotReloadAcknowledges)', 
     expect(events.items.some((e) => e.type === 'Warning' && e.reason === 'AcknowledgementRequired')).toBe(true);
     await expect(configOf('silent')).rejects.toThrow();
     // Restart-only workers need no acknowledgement: Swarm observes their pods' lifecycle.
-    await kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'silent', '--type', 'merge', '-p', JSON.stringify({ spec: { restart: { policy: 'Restart', handoff: 'BreakBeforeMake' } } })]);
+    await kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'silent', '--type', 'merge', '-p', JSON.stringify({ spec: { restart: { policy: 'Restart' } } })]);
     const served = await converged('silent', ['silent-0']);
     expect(served.status?.workers?.[0]).toMatchObject({ name: 'silent-0', coverage: 'Inferred' });
   });
@@ -258,8 +259,9 @@ describe('immutable references (CEL self == oldSelf)', () => {
     statefulSetName: 'statefulSetName is immutable: create a new Swarm to manage another StatefulSet',
     configMapName: 'configMapName is immutable: create a new Swarm to publish to another ConfigMap',
     deploymentName: 'deploymentName is immutable: create a new Swarm to manage another Deployment',
+    handoff: 'restart.handoff is immutable',
   };
-  it('the API server refuses a change of statefulSetName or configMapName, with a message saying so', async () => {
+  it('the API server refuses a change of statefulSetName, configMapName or restart.handoff, with a message saying so', async () => {
     await kubectl(kubeconfig, ['apply', '-f', '-'], kwokStatefulSetYaml(NS, 'fixed', 0, undefined, true));
     await kubectl(kubeconfig, ['apply', '-f', '-'], swarm('fixed'));
     for (const field of ['statefulSetName', 'configMapName'] as const) {
@@ -267,6 +269,9 @@ describe('immutable references (CEL self == oldSelf)', () => {
       const patch = JSON.stringify({ spec: { [field]: 'renamed' } });
       await expect(kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', patch])).rejects.toThrow(message);
     }
+    // The handoff too: no promise holds through a switch mid hand-off (docs/design.md).
+    const switched = JSON.stringify({ spec: { restart: { handoff: 'BreakBeforeMake' } } });
+    await expect(kubectl(kubeconfig, ['-n', NS, 'patch', 'swm', 'fixed', '--type', 'merge', '-p', switched])).rejects.toThrow(IMMUTABLE_MESSAGES.handoff);
     const kept = await getSwarm('fixed');
     expect(kept.spec).toMatchObject({ statefulSetName: 'fixed', configMapName: 'fixed-config' });
     // Everything else stays editable.

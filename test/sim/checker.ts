@@ -45,13 +45,6 @@ export class Checker {
   private dedicated = new Set<string>();
   /** process → the worker (pod name) it runs as */
   private readonly procWorker = new Map<string, string>();
-  /**
-   * Under BreakBeforeMake since a switch from MakeBeforeBreak: jobs that pods were told to run under
-   * make-before-break, held to never-two only once at most one pod's share names them (below).
-   */
-  private readonly switched = new Set<string>();
-  /** How many pods' shares name each job: loaded by their process, or in their volume for it to read (the world's truth). */
-  told: () => ReadonlyMap<string, number> = () => new Map();
   /** The shares the ConfigMap in the API holds now (undefined: none readable). */
   shares: () => ReadonlyMap<string, ShareView> | undefined = () => undefined;
   handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak';
@@ -83,16 +76,8 @@ export class Checker {
     this.jobs = next;
   }
 
+  /** The handoff the Swarm was created with: immutable (the API refuses a change, docs/design.md), so set once. */
   setHandoff(handoff: 'MakeBeforeBreak' | 'BreakBeforeMake'): void {
-    if (handoff !== this.handoff) this.single.clear();
-    // A config written under make-before-break may name a job for two pods (a hand-off in flight); until one of
-    // them reads a newer config, either may start it, whatever Swarm writes now. Never-two holds for such a
-    // job once at most one pod's share names it (docs/design.md, switching handoff).
-    if (handoff !== this.handoff) this.switched.clear();
-    if (handoff !== this.handoff && handoff === 'BreakBeforeMake') for (const job of this.jobs) this.switched.add(job);
-    // Make-before-break promises to keep an owner, not to conjure one: a job that break-before-make had
-    // already stopped is held to it from the moment it runs again.
-    if (handoff !== this.handoff && handoff === 'MakeBeforeBreak') for (const job of this.jobs) if (!this.owners.get(job)?.size) this.established.delete(job);
     this.handoff = handoff;
   }
 
@@ -146,6 +131,12 @@ export class Checker {
     if (change === 'deleting' && by?.startsWith('swarm')) this.outBySwarm.add(name);
     if (change === 'ready') {
       this.outBySwarm.delete(name);
+      // The pool comes back from having no serving pod at all: a job nobody could run meanwhile needs a
+      // look and a delivery to reach the first pod serving again, like any failover (the window from now).
+      if (this.serving.size === 0) {
+        const until = this.now() + this.windows.failoverMs;
+        for (const job of this.jobs) if (!this.owners.get(job)?.size) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
+      }
       this.serving.add(name);
     } else this.serving.delete(name);
   }
@@ -203,7 +194,6 @@ export class Checker {
   /** After every step. */
   step(): void {
     const now = this.now();
-    let told: ReadonlyMap<string, number> | undefined;
     for (const job of this.jobs) {
       if (this.refusal) break;
       const n = this.owners.get(job)?.size ?? 0;
@@ -211,8 +201,7 @@ export class Checker {
       if (this.handoff === 'MakeBeforeBreak') {
         if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
       } else {
-        if (n <= 1 && this.switched.has(job) && ((told ??= this.told()).get(job) ?? 0) <= 1) this.switched.delete(job);
-        if (n <= 1 && !this.switched.has(job)) this.single.add(job);
+        if (n <= 1) this.single.add(job);
         else if (this.single.has(job)) this.fail('two-owners', `job ${job} runs on ${[...this.owners.get(job)!].join(' and ')} (break-before-make)`);
       }
     }

@@ -436,28 +436,6 @@ export class Cluster {
     this.crash(uid, 'crash-loop');
   }
 
-  /**
-   * How many pods have each job in their share: as their process loaded it, or as their volume holds it for
-   * a process yet to read it. Where a switch of handoff to BreakBeforeMake starts from (checker.ts).
-   */
-  toldJobs(): Map<string, number> {
-    const told = new Map<string, number>();
-    for (const p of this.pods()) {
-      const k = this.kubelets.get(p.uid);
-      if (!k) continue;
-      const jobs = new Set(k.proc?.alive ? k.proc.state.share.jobs : []);
-      if (k.volume !== undefined) {
-        try {
-          for (const job of parse(k.volume).workloads[p.name]?.jobs ?? []) jobs.add(job);
-        } catch {
-          // a garbled file names nothing
-        }
-      }
-      for (const job of jobs) told.set(job, (told.get(job) ?? 0) + 1);
-    }
-    return told;
-  }
-
   livePodUids(): string[] {
     return this.pods()
       .filter((p) => !p.deletion && this.kubelets.get(p.uid)?.proc?.alive)

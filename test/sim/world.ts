@@ -22,6 +22,7 @@ import { Rng } from './rng.js';
 import type { Action, Schedule } from './schedule.js';
 import { Store, type WatchEvent } from './store.js';
 import { Timeline } from './timeline.js';
+import { immutableChanges } from './transition.js';
 
 /** spec.failover.leaseSeconds in schedules with failover: the default. */
 const FAILOVER_LEASE_SECONDS = 15;
@@ -115,7 +116,6 @@ class World {
     this.checker.setHandoff(o.handoff);
     this.checker.setRefused(refused(o.policy, o.acknowledges));
     this.checker.shares = () => this.sharesInApi();
-    this.checker.told = () => this.cluster.toldJobs();
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -384,14 +384,14 @@ class World {
     const next = structuredClone(current);
     change(next);
     const { status: _status, ...candidate } = next;
-    if (!validateSwarm(candidate).ok) {
-      this.log('the API server refused the edit');
+    const changed = immutableChanges(current, next);
+    if (changed.length > 0 || !validateSwarm(candidate).ok) {
+      this.log(`the API server refused the edit${changed.length ? ` (immutable: ${changed.join(', ')})` : ''}`);
       return false;
     }
     next.metadata.generation = (next.metadata.generation ?? 1) + 1;
     this.store.put('Swarm', key, next);
     this.checker.setJobs(next.spec.workload.jobs.map((j) => (typeof j === 'string' ? j : j.name)), dedicatedNames(next.spec.workload.jobs));
-    this.checker.setHandoff(next.spec.restart?.handoff ?? 'MakeBeforeBreak');
     return true;
   }
 

@@ -49,6 +49,11 @@ describe('the committed CRD', () => {
       expect(spec[field]['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: expect.stringMatching(new RegExp(`^${field} is immutable`)) }]);
     }
   });
+
+  it('makes restart.handoff immutable: a switch mid hand-off keeps neither promise (docs/design.md)', () => {
+    const handoff = parse(readFileSync(crdPath, 'utf8')).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.restart.properties.handoff;
+    expect(handoff['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: expect.stringMatching(/^restart\.handoff is immutable/) }]);
+  });
 });
 
 describe('the CRD schema is structural', () => {

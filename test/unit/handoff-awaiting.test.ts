@@ -41,7 +41,7 @@ describe('break-before-make: a job awaiting one gainer, given to another', () =>
   });
 });
 
-// The simulator's corpus switch-to-bbm-mid-handover (seed 575): a make-before-break hand-off in flight (the job
+// The simulator's seed 575 (before the handoff became immutable; still the rule for a job published to two): a make-before-break hand-off in flight (the job
 // published to its gainer and, releasing, to its loser) when the Swarm switches to break-before-make.
 describe('break-before-make after a switch: a job published to two workers', () => {
   const v4: WorkerConfig = {

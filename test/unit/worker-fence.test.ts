@@ -47,7 +47,7 @@ describe('the fence', () => {
     expect(fenceAt(fence, 9, 0)).toEqual({ fenced: true, atVersion: 7, stoppedJobs: true });
   });
 
-  it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (corpus fenced-then-switched-to-mbb)', () => {
+  it('holds a config while fenced under BreakBeforeMake; under MakeBeforeBreak the fence lifts and nothing stays held (seed 431, before the handoff became immutable)', () => {
     const fenced = fenceAt(UNFENCED, 39, 16);
     expect(admit(fenced, true, false, () => 41)).toBeUndefined();
     expect(admit(fenced, true, true, () => 41)).toEqual(UNFENCED);
