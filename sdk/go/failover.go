@@ -184,6 +184,10 @@ func (f *failover) takeFresh() (held *[]byte, due bool) {
 	defer f.mu.Unlock()
 	due, held = f.freshDue, f.held
 	f.freshDue = false
+	// One that stopped nothing waits only for a fresh heartbeat (W27): no config need come to lift it.
+	if due && held == nil && f.fence.fenced && !f.fence.stoppedJobs {
+		f.fence = unfenced
+	}
 	return held, due
 }
 

@@ -233,3 +233,22 @@ func TestAStaleWorkerFencesWhenTheSwarmSwitchesToBreakBeforeMake(t *testing.T) {
 		t.Fatal("fenced: may not act")
 	}
 }
+
+// One fenced with nothing to stop waits only for a fresh heartbeat (W27): no config need come to lift its fence
+// (Swarm writes none for a worker that had no jobs to hand over).
+func TestAFenceThatStoppedNothingLiftsOnAFreshHeartbeat(t *testing.T) {
+	dir := t.TempDir()
+	leases := &heartbeatLeases{}
+	w, isRunning, _ := failoverWorker(t, dir, leases, "BreakBeforeMake")
+	eventually(t, "a started", isRunning)
+	write(t, filepath.Join(dir, "config.yml"), "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+	eventually(t, "a stopped on version 2", func() bool { return !isRunning() })
+	eventually(t, "ready with nothing to run", func() bool { ok, _ := w.Ready(); return ok })
+	leases.setDown(true)
+	eventually(t, "not ready once fenced", func() bool { ok, _ := w.Ready(); return !ok })
+	leases.setDown(false)
+	eventually(t, "ready again with no newer config", func() bool { ok, _ := w.Ready(); return ok })
+	if !w.MayAct() {
+		t.Fatal("fresh and unfenced: may act")
+	}
+}

@@ -217,3 +217,18 @@ def test_a_stale_worker_fences_when_the_swarm_switches_to_break_before_make(tmp_
         write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
         eventually("a stopped: fenced on reading BreakBeforeMake", lambda: "a" not in running)
         assert not worker.may_act()
+
+
+def test_a_fence_that_stopped_nothing_lifts_on_a_fresh_heartbeat(tmp_path):
+    """One fenced with nothing to stop waits only for a fresh heartbeat (W27): no config need come to lift its
+    fence (Swarm writes none for a worker that had no jobs to hand over)."""
+    with failover_worker(tmp_path, "BreakBeforeMake") as (worker, running, heartbeats, config, _settings):
+        eventually("a started", lambda: "a" in running)
+        write(config, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+        eventually("a stopped on version 2", lambda: "a" not in running)
+        eventually("ready with nothing to run", lambda: worker.ready()[0])
+        heartbeats.down = True
+        eventually("not ready once fenced", lambda: not worker.ready()[0])
+        heartbeats.down = False
+        eventually("ready again with no newer config", lambda: worker.ready()[0])
+        assert worker.may_act()

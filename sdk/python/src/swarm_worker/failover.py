@@ -137,6 +137,9 @@ class Failover:
         """The heartbeat is fresh again: True, and the config held back (if any) to apply again."""
         with self._lock:
             due, self._fresh_due = self._fresh_due, False
+            # One that stopped nothing waits only for a fresh heartbeat (W27): no config need come to lift it.
+            if due and self._held is None and self.fence.fenced and not self.fence.stopped_jobs:
+                self.fence = UNFENCED
             return due, self._held
 
     def fenced(self, version: int, running: int) -> None:
