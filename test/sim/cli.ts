@@ -94,6 +94,8 @@ await Promise.all(
         const r = JSON.parse(l) as Line;
         results.push(r);
         if (r.violations.length) failingSoFar++;
+        // A failing seed is named at once: a long campaign's replay can start before it ends.
+        if (r.violations.length && !process.stderr.isTTY && !flag('quiet')) process.stderr.write(`seed ${r.seed} fails: ${describe(r.violations[0]!)}\n`);
         if (process.stderr.isTTY || flag('progress')) process.stderr.write(`\r${results.length}/${seeds} schedules, ${failingSoFar} failing`);
         // Into a log (not a terminal): a line every twentieth of the campaign.
         else if (!flag('quiet') && results.length % step === 0) process.stderr.write(`${results.length}/${seeds} schedules, ${failingSoFar} failing, ${Math.round((Date.now() - began) / 1000)} s\n`);
