@@ -215,9 +215,8 @@ func (w *Worker) fenceJobs(ctx context.Context) {
 	version := w.configVersion
 	w.failed, w.retryDue = map[string]int{}, map[string]bool{}
 	w.mu.Unlock()
-	running := w.runner.Running()
-	w.fo.fenced(version, len(running))
-	w.log.Warn("heartbeat stale: fencing, stopping every job", "configVersion", version, "running", len(running))
+	w.fo.fenced(version)
+	w.log.Warn("heartbeat stale: fencing, stopping every job", "configVersion", version, "running", len(w.runner.Running()))
 	w.stopRunning()
 	w.mu.Lock()
 	w.share = Share{Version: w.share.Version}

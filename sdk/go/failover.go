@@ -178,20 +178,24 @@ func (f *failover) takeFenceDue() bool {
 	return due
 }
 
-// takeFresh: the heartbeat is fresh again; the config held back, if any, to apply again.
-func (f *failover) takeFresh() (held *[]byte, due bool) {
+// takeFresh: the heartbeat is fresh again; the config held back, if any, to apply again; reread: none held and
+// fenced under BreakBeforeMake, so the file as it is now is to be read again (W27): it may already give this
+// worker no job (its share was empty, so Swarm writes nothing new when it expires it), and only a config read
+// lifts the fence.
+func (f *failover) takeFresh() (held *[]byte, reread, due bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	due, held = f.freshDue, f.held
 	f.freshDue = false
-	return held, due
+	reread = due && held == nil && f.fence.fenced && breaksFirst(f.settings())
+	return held, reread, due
 }
 
-// fenced records the fence at the config version with this many jobs running, and that its stops are under way.
-func (f *failover) fenced(version, running int) {
+// fenced records the fence at the config version, and that its stops are under way.
+func (f *failover) fenced(version int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.fence, f.fencing = fenceAt(f.fence, version, running), true
+	f.fence, f.fencing = fenceAt(f.fence, version), true
 }
 
 func (f *failover) fenceDone() {

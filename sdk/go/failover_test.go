@@ -233,3 +233,52 @@ func TestAStaleWorkerFencesWhenTheSwarmSwitchesToBreakBeforeMake(t *testing.T) {
 		t.Fatal("fenced: may not act")
 	}
 }
+
+// One fenced with an empty share, no config arrived since: fresh again, it reads its file as it is now (W27), and
+// the share there names no job, so the fence lifts (Swarm writes no config for a worker with nothing to hand over).
+func TestAFenceOverAnEmptyShareLiftsWhenFreshByReadingTheFileAgain(t *testing.T) {
+	dir := t.TempDir()
+	leases := &heartbeatLeases{}
+	w, isRunning, _ := failoverWorker(t, dir, leases, "BreakBeforeMake")
+	eventually(t, "a started", isRunning)
+	write(t, filepath.Join(dir, "config.yml"), "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+	eventually(t, "a stopped on version 2", func() bool { return !isRunning() })
+	eventually(t, "ready with nothing to run", func() bool { ok, _ := w.Ready(); return ok })
+	leases.setDown(true)
+	eventually(t, "not ready once fenced", func() bool { ok, _ := w.Ready(); return !ok })
+	leases.setDown(false)
+	eventually(t, "ready again with no newer config", func() bool { ok, _ := w.Ready(); return ok })
+	eventually(t, "the annotation dropped", func() bool { return !leases.fenced() })
+	if !w.MayAct() {
+		t.Fatal("fresh and unfenced: may act")
+	}
+}
+
+// One that ran nothing when it fenced waits for an empty share too (W27): a config written while its pod was still
+// Ready may give it jobs that Swarm then hands a peer once it expires it.
+func TestAFenceThatStoppedNothingStillWaitsForAnEmptyShare(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yml")
+	leases := &heartbeatLeases{}
+	w, isRunning, _ := failoverWorker(t, dir, leases, "BreakBeforeMake")
+	eventually(t, "a started", isRunning)
+	write(t, path, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+	eventually(t, "ready with nothing to run", func() bool { ok, _ := w.Ready(); return ok && !isRunning() })
+	leases.setDown(true)
+	eventually(t, "not ready once fenced", func() bool { ok, _ := w.Ready(); return !ok })
+	// The in-between config: it names a again.
+	write(t, path, "version: 3\nworkloads:\n  w-0: {jobs: [a], version: 3}\n")
+	time.Sleep(300 * time.Millisecond)
+	leases.setDown(false)
+	eventually(t, "fresh again", w.fo.fresh)
+	eventually(t, "the acknowledgement says fenced", leases.fenced)
+	time.Sleep(300 * time.Millisecond)
+	if ok, _ := w.Ready(); ok || isRunning() {
+		t.Fatal("resumed on a share that names a job")
+	}
+	write(t, path, "version: 4\nworkloads:\n  w-0: {jobs: [], version: 4}\n")
+	eventually(t, "resumed on the empty share: the annotation dropped", func() bool { return !leases.fenced() })
+	eventually(t, "ready again", func() bool { ok, _ := w.Ready(); return ok })
+	write(t, path, "version: 5\nworkloads:\n  w-0: {jobs: [a], version: 5}\n")
+	eventually(t, "a runs again once given", isRunning)
+}

@@ -3,10 +3,11 @@
 // are tested without clocks; failover.go acts on them.
 //
 // Under BreakBeforeMake a stale worker stops every job before its pod can turn
-// NotReady, and stays fenced until its heartbeat is fresh again and, if it
-// stopped any job, the share it reads names no job. A newer config is not
-// enough: Swarm may have written it before it saw the pod NotReady, still
-// naming the jobs it then gave to a peer. Swarm empties an expired worker's
+// NotReady, and stays fenced until its heartbeat is fresh again and the share
+// it reads names no job, whether it ran any when it fenced or not. A newer
+// config is not enough: Swarm may have written it before it saw the pod
+// NotReady, naming the jobs it then gave to a peer (to this worker too, had it
+// run nothing). Swarm empties an expired worker's
 // share; what it gains after that comes by the ordinary hand-off. While it
 // waits it says so (the fenced annotation on its acknowledgement), and a new
 // process of the same pod that finds its predecessor went stale or fenced
@@ -17,8 +18,11 @@ package swarmworker
 import "time"
 
 type fence struct {
-	fenced      bool
-	atVersion   int // the config version in force when it fenced (logged on resuming); -1: none read
+	fenced    bool
+	atVersion int // the config version in force when it fenced (logged on resuming); -1: none read
+	// It fenced on going stale, having stopped whatever it ran (or a process before it did): it waits for an empty
+	// share. Whether it ran anything then does not matter: Swarm may have given it jobs in a config it wrote while
+	// the pod was still Ready, then expired it and given them to a peer.
 	stoppedJobs bool
 }
 
@@ -27,13 +31,13 @@ var unfenced = fence{atVersion: -1}
 // starting: a worker under BreakBeforeMake runs nothing before its first renewal.
 var starting = fence{fenced: true, atVersion: -1}
 
-// fenceAt is the fence after the heartbeat went stale with running jobs at config version.
-func fenceAt(f fence, version, running int) fence {
+// fenceAt is the fence after the heartbeat went stale at config version.
+func fenceAt(f fence, version int) fence {
 	at := version
 	if f.fenced && f.atVersion >= 0 {
 		at = f.atVersion
 	}
-	return fence{fenced: true, atVersion: at, stoppedJobs: f.stoppedJobs || running > 0}
+	return fence{fenced: true, atVersion: at, stoppedJobs: true}
 }
 
 // restarted: a new process whose predecessor in this pod went stale or fenced waits, as if it had stopped jobs.
@@ -48,8 +52,9 @@ type heldConfig struct {
 	unreadable bool
 }
 
-// mayResume: a fenced worker applies a config once its heartbeat is fresh, and, if it stopped jobs, only one whose
-// share names no job (any version: a newer one may still name the jobs Swarm gave a peer meanwhile).
+// mayResume: a fenced worker applies a config once its heartbeat is fresh, and, if it fenced on going stale, only one
+// whose share names no job (any version: a newer one may still name the jobs Swarm gave a peer meanwhile). A new
+// process's first fence (starting) waits for the heartbeat alone.
 func mayResume(f fence, fresh bool, c heldConfig) bool {
 	if !f.fenced {
 		return true

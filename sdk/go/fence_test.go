@@ -7,7 +7,7 @@ import (
 )
 
 func TestFenceRules(t *testing.T) {
-	f := fenceAt(unfenced, 4, 2)
+	f := fenceAt(unfenced, 4)
 	if !f.fenced || f.atVersion != 4 || !f.stoppedJobs {
 		t.Fatalf("%+v", f)
 	}

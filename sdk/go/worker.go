@@ -182,7 +182,14 @@ func (w *Worker) loop(ctx context.Context, done chan<- struct{}) {
 			if w.fo.takeFenceDue() {
 				w.fenceJobs(ctx)
 			}
-			if held, fresh := w.fo.takeFresh(); fresh {
+			if held, reread, fresh := w.fo.takeFresh(); fresh {
+				if reread {
+					if text, err := fileText(w.o.ConfigPath); err != nil {
+						w.log.Warn("reading the config again failed", "err", err.Error())
+					} else {
+						held = &text
+					}
+				}
 				w.mu.Lock()
 				w.acknowledged = "" // one that failed while out of reach was given up: write it again
 				if held != nil && !w.hasPending {

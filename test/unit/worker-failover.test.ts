@@ -139,6 +139,19 @@ describe('failover in the TypeScript SDK worker', () => {
     expect(leases.fenced()).toBe(false);
   }, 30_000);
 
+  it('BreakBeforeMake, partitioned with nothing to run: fenced, then fresh again it re-reads its empty share and resumes, no config written (W27)', async () => {
+    // Its share is empty, so Swarm writes nothing new when it expires it: the file as it is now lifts the fence.
+    const { write, leases, options } = setup('BreakBeforeMake');
+    write(1, []);
+    worker = createWorker(options);
+    void worker.run();
+    await eventually('ready', ready, 10_000, 20);
+    leases.down = true;
+    await eventually('fenced: not ready', async () => !(await ready()), 10_000, 20);
+    leases.down = false;
+    await eventually('ready again with no newer config', ready, 10_000, 20);
+  });
+
   it('BreakBeforeMake: starts nothing before its first renewal', async () => {
     const { write, leases, running, options } = setup('BreakBeforeMake');
     leases.down = true;

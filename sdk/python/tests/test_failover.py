@@ -29,7 +29,7 @@ def test_failover_yml_is_exactly_its_two_fields():
 
 
 def test_fence_rules():
-    fence = fence_at(UNFENCED, 4, 2)
+    fence = fence_at(UNFENCED, 4)
     assert fence.fenced and fence.at_version == 4 and fence.stopped_jobs
     # Resumes only fresh, on a share that names no job (at any version); no file runs nothing.
     assert not may_resume(fence, False, False) and not may_resume(fence, True, True) and may_resume(fence, True, False)
@@ -217,3 +217,41 @@ def test_a_stale_worker_fences_when_the_swarm_switches_to_break_before_make(tmp_
         write(settings, "leaseSeconds: 3\nhandoff: BreakBeforeMake\n")
         eventually("a stopped: fenced on reading BreakBeforeMake", lambda: "a" not in running)
         assert not worker.may_act()
+
+
+def test_a_fence_over_an_empty_share_lifts_when_fresh_by_reading_the_file_again(tmp_path):
+    """One fenced with an empty share, no config arrived since: fresh again, it reads its file as it is now (W27),
+    and the share there names no job, so the fence lifts (Swarm writes no config for a worker with nothing to hand
+    over)."""
+    with failover_worker(tmp_path, "BreakBeforeMake") as (worker, running, heartbeats, config, _settings):
+        eventually("a started", lambda: "a" in running)
+        write(config, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+        eventually("a stopped on version 2", lambda: "a" not in running)
+        eventually("ready with nothing to run", lambda: worker.ready()[0])
+        heartbeats.down = True
+        eventually("not ready once fenced", lambda: not worker.ready()[0])
+        heartbeats.down = False
+        eventually("ready again with no newer config", lambda: worker.ready()[0])
+        assert worker.may_act()
+
+
+def test_a_fence_that_stopped_nothing_still_waits_for_an_empty_share(tmp_path):
+    """One that ran nothing when it fenced waits for an empty share too (W27): a config written while its pod was
+    still Ready may give it jobs that Swarm then hands a peer once it expires it."""
+    with failover_worker(tmp_path, "BreakBeforeMake") as (worker, running, heartbeats, config, _settings):
+        eventually("a started", lambda: "a" in running)
+        write(config, "version: 2\nworkloads:\n  w-0: {jobs: [], version: 2}\n")
+        eventually("ready with nothing to run", lambda: worker.ready()[0] and "a" not in running)
+        heartbeats.down = True
+        eventually("not ready once fenced", lambda: not worker.ready()[0])
+        # The in-between config: it names a again.
+        write(config, "version: 3\nworkloads:\n  w-0: {jobs: [a], version: 3}\n")
+        time.sleep(0.5)
+        heartbeats.down = False
+        eventually("fresh again", worker.failover.fresh)
+        time.sleep(0.5)
+        assert "a" not in running and worker.ready() == (False, "fenced: waiting for a fresh heartbeat and an empty share")
+        write(config, "version: 4\nworkloads:\n  w-0: {jobs: [], version: 4}\n")
+        eventually("ready again on the empty share", lambda: worker.ready()[0])
+        write(config, "version: 5\nworkloads:\n  w-0: {jobs: [a], version: 5}\n")
+        eventually("a runs again once given", lambda: "a" in running)

@@ -42,10 +42,13 @@ export async function prepareNamespace(api: ApiServer, scenario: Scenario, label
   const namespace = `conf-${label}-${randomBytes(3).toString('hex')}`.slice(0, 63);
   await core.createNamespace({ body: { metadata: { name: namespace, labels: { 'swarm.test/conformance': 'true' } } } });
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'worker' } } });
-  const rules: k8s.V1PolicyRule[] = [
-    { apiGroups: ['apps'], resources: ['statefulsets'], resourceNames: [STATEFULSET], verbs: ['get'] },
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [CONFIGMAP], verbs: ['get'] },
-  ];
+  const rules: k8s.V1PolicyRule[] = [];
+  if (scenario.api?.drainAccess !== false) {
+    rules.push(
+      { apiGroups: ['apps'], resources: ['statefulsets'], resourceNames: [STATEFULSET], verbs: ['get'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: [CONFIGMAP], verbs: ['get'] },
+    );
+  }
   if (scenario.api?.leaseAccess !== false) rules.push({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] });
   await rbac.createNamespacedRole({ namespace, body: { metadata: { name: 'worker' }, rules } });
   await rbac.createNamespacedRoleBinding({

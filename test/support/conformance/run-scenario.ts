@@ -10,13 +10,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseWorker } from '../../../lib/assignment/workers.js';
-import { DIGEST_ANNOTATION, FAILOVER_KEY, LOADED_AT_ANNOTATION, PROTOCOL_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, render, renderFailover } from '../../../lib/workerconfig/index.js';
+import { FAILOVER_KEY, minimumProbeWindowSeconds, render, renderFailover, VERSION_ANNOTATION, type FailoverSettings } from '../../../lib/workerconfig/index.js';
 import { clearVolume, writeVolume } from './config-dir.js';
 import { startHarness } from './harness-process.js';
 import { expiryOf, heartbeatMismatch, watchHeartbeat } from './heartbeat-watch.js';
+import { leaseMismatch } from './lease-check.js';
 import { relay } from './partition.js';
+import { questions } from './questions.js';
+import { probeUntilNotReady } from './readiness-probe.js';
 import { deleteNamespace, prepareNamespace, putConfigMap, type ApiServer, type Prepared } from './namespace.js';
-import type { LeaseExpectation, Scenario, Step } from './scenario.js';
+import type { Scenario, Step } from './scenario.js';
+import { sleep, until, WAIT_MS } from './wait.js';
 
 export interface Harness {
   readonly sdk: string;
@@ -26,54 +30,13 @@ export interface Harness {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** How long a step waits for what it expects: a bound on a failure, never a measured time. */
-const WAIT_MS = 20_000;
 /** The harness's deadlines: short, so overruns happen within a step's wait. */
 const DEADLINE_MS = 1500;
-
-/**
- * On the acknowledgement while the worker, fenced, waits for an empty share (protocol 2): absent from every
- * Lease state a scenario expects unless it names it (lib/workerconfig has it once the fence2 branch lands).
- */
-const FENCED_ANNOTATION = 'k8slab.info/fenced';
 
 /** A callback the harness reported, and when the runner read the line (ms, wall clock). */
 type Call = { event: 'start' | 'stop'; job: string; at: number };
 interface LeaseState {
   lease: k8s.V1Lease;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, check: () => T | undefined, describe: () => string): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${describe()}`);
-    await sleep(50);
-  }
-}
-
-/** What is wrong with `lease` against the expectation, or undefined when it matches (W9, W13, W14; the protocol, §4). */
-export function leaseMismatch(lease: k8s.V1Lease, expected: LeaseExpectation, who: { uid: string; pool: string; protocol: string; began?: number }): string | undefined {
-  const annotations = lease.metadata?.annotations ?? {};
-  const labels = lease.metadata?.labels ?? {};
-  const spec = (lease.spec ?? {}) as Record<string, unknown>;
-  const wrong: string[] = [];
-  if (lease.spec?.holderIdentity !== who.uid) wrong.push(`holder ${lease.spec?.holderIdentity} (want ${who.uid})`);
-  if (labels[SWARM_LABEL] !== who.pool) wrong.push(`label ${SWARM_LABEL}=${labels[SWARM_LABEL]} (want ${who.pool})`);
-  if (annotations[VERSION_ANNOTATION] !== String(expected.version)) wrong.push(`version ${annotations[VERSION_ANNOTATION]} (want ${expected.version})`);
-  if (annotations[DIGEST_ANNOTATION] !== jobsDigest(expected.jobs)) wrong.push(`digest ${annotations[DIGEST_ANNOTATION]} (want that of [${expected.jobs.join(', ')}])`);
-  if (annotations[PROTOCOL_ANNOTATION] !== who.protocol) wrong.push(`${PROTOCOL_ANNOTATION}=${annotations[PROTOCOL_ANNOTATION]} (want ${who.protocol})`);
-  if (Number.isNaN(Date.parse(annotations[LOADED_AT_ANNOTATION] ?? ''))) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}`);
-  // Second precision on either side (RFC 3339 with or without fractions): a second's slack.
-  else if (expected.loadedSinceRun && who.began !== undefined && Date.parse(annotations[LOADED_AT_ANNOTATION]!) < who.began - 1000) wrong.push(`loaded-at ${annotations[LOADED_AT_ANNOTATION]}: before this run (an earlier run's, W9)`);
-  for (const field of ['renewTime', 'acquireTime', 'leaseDurationSeconds', 'leaseTransitions']) if (spec[field] !== undefined && spec[field] !== null) wrong.push(`spec.${field} set (reserved, W14)`);
-  for (const [k, v] of Object.entries(expected.labels ?? {})) if (labels[k] !== v) wrong.push(`label ${k}=${labels[k]} (want ${v})`);
-  for (const [k, v] of Object.entries(expected.annotations ?? {})) if (annotations[k] !== v) wrong.push(`annotation ${k}=${annotations[k]} (want ${v})`);
-  if (expected.annotations?.[FENCED_ANNOTATION] === undefined && annotations[FENCED_ANNOTATION] !== undefined) wrong.push(`annotation ${FENCED_ANNOTATION}=${annotations[FENCED_ANNOTATION]} (want none)`);
-  return wrong.length ? wrong.join('; ') : undefined;
 }
 
 export async function runScenario(api: ApiServer, scenario: Scenario, harness: Harness): Promise<void> {
@@ -104,6 +67,8 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   const heartbeats = await watchHeartbeat(api.kc, namespace, scenario.pod);
   cleanups.push(() => heartbeats.abort());
   let matchedHeartbeat = -1;
+  /** The failover.yml last written whole (a garbled one changes nothing in force, W25). */
+  let failover: FailoverSettings | undefined;
   const saDir = join(dir, 'serviceaccount');
   const volume = join(dir, 'config');
   mkdirSync(saDir);
@@ -148,7 +113,6 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   const calls = (): Call[] => events.filter((e): e is Call => e.event === 'start' || e.event === 'stop');
   let consumed = 0;
   let matchedLease = preexisting - 1;
-  const asked = new Map<string, number>();
   const describe = () =>
     [
       `harness ${harness.sdk}, scenario ${scenario.name}, namespace ${namespace}`,
@@ -161,13 +125,17 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
   const check = (ok: boolean, what: string) => {
     if (!ok) throw new Error(`${what}\n${describe()}`);
   };
+  const { ask, next, probeOnce, forgetUnanswered } = questions(events, send, describe);
 
   async function step(s: Step, index: number): Promise<void> {
     const at = `step ${index + 1} (${Object.keys(s)[0]})`;
     if ('run' in s) send({ cmd: 'run' });
     else if ('config' in s) writeFiles({ 'config.yml': render(s.config) });
     else if ('configText' in s) writeFiles({ 'config.yml': s.configText });
-    else if ('failover' in s) writeFiles({ [FAILOVER_KEY]: renderFailover(s.failover) });
+    else if ('failover' in s) {
+      failover = s.failover;
+      writeFiles({ [FAILOVER_KEY]: renderFailover(s.failover) });
+    }
     else if ('failoverText' in s) writeFiles({ [FAILOVER_KEY]: s.failoverText });
     else if ('removeConfig' in s) {
       clearVolume(volume, 'config.yml');
@@ -179,8 +147,7 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
     else if ('restart' in s) {
       const readies = child.readies();
       await child.restart();
-      // A question the killed process never answered is not waited for.
-      for (const cmd of asked.keys()) asked.set(cmd, events.filter((e) => e.event === cmd).length);
+      forgetUnanswered();
       await until(`${at}: the new process to be ready`, () => (child.readies() > readies ? true : undefined), describe);
     }
     else if ('configMap' in s) await putConfigMap(api, namespace, s.configMap, scenario.api?.handover === true);
@@ -239,6 +206,16 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
     else if ('health' in s) await ask(at, 'health', 'healthy', s.health);
     else if ('readiness' in s) await ask(at, 'readiness', 'ready', s.readiness);
     else if ('mayAct' in s) await ask(at, 'mayAct', 'mayAct', s.mayAct);
+    else if ('mayActNow' in s) {
+      const answer = await next(at, 'mayAct');
+      check(answer.mayAct === s.mayActNow, `${at}: the first answer was mayAct ${String(answer.mayAct)}`);
+    } else if ('probe' in s) {
+      // W30 sizes the probe by the lease in force: a scenario's probe must be one the rule allows.
+      const least = failover && minimumProbeWindowSeconds(failover.leaseSeconds);
+      const window = (s.probe.failureThreshold - 1) * s.probe.periodSeconds;
+      check(least !== undefined && window >= least, `${at}: a probe window of ${window} s; W30 asks at least ${least?.toFixed(2) ?? '(no failover.yml)'} s`);
+      await probeUntilNotReady(s.probe, probeOnce, WAIT_MS);
+    }
     else if ('heartbeat' in s) {
       // Two renewals since the last one matched, each with the published lease length (W25).
       const mismatch = (i: number) => heartbeatMismatch(heartbeats.states[i]!.lease, s.heartbeat.leaseSeconds, { uid, pool });
@@ -261,25 +238,6 @@ async function driveScenario(api: ApiServer, scenario: Scenario, harness: Harnes
       const done = await until(`${at}: exit ${s.exit}`, () => child.exit(), describe);
       check(done.code === s.exit, `${at}: exited ${JSON.stringify(done)}, want ${s.exit}`);
     }
-  }
-
-  /** Ask the harness (`cmd`) until its answer's `field` is `want`. */
-  async function ask(at: string, cmd: string, field: string, want: boolean): Promise<void> {
-    const answers = () => events.filter((e) => e.event === cmd);
-    const before = answers().length;
-    await until(
-      `${at}: ${cmd} ${want}`,
-      () => {
-        const all = answers();
-        if (all.length > before && all.at(-1)![field] === want) return true;
-        if (all.length >= (asked.get(cmd) ?? 0)) {
-          asked.set(cmd, (asked.get(cmd) ?? 0) + 1);
-          send({ cmd });
-        }
-        return undefined;
-      },
-      describe,
-    );
   }
 
   await until(

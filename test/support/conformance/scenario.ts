@@ -47,7 +47,10 @@ export type Step =
   | { heartbeat: { leaseSeconds: number } }
   | { noRenewal: number }
   | { readiness: boolean }
-  | { mayAct: boolean };
+  | { mayAct: boolean }
+  | { mayActNow: boolean }
+  // W30: the kubelet's readiness probe (readiness-probe.ts), until it would turn the pod NotReady.
+  | { probe: { periodSeconds: number; failureThreshold: number } };
 
 export interface Scenario {
   name: string;
@@ -61,6 +64,8 @@ export interface Scenario {
     configMap?: WorkerConfig;
     handover?: boolean;
     leaseAccess?: boolean;
+    /** false: the Role lacks get on the StatefulSet and the ConfigMap (a drain's reads are refused, W21). */
+    drainAccess?: boolean;
     /** A Lease there before the worker starts; holder `own`: this run's pod uid (an earlier run of the same pod). */
     lease?: { holder: string; version: number; jobs: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
   };
@@ -70,7 +75,7 @@ export interface Scenario {
 const STEP_KINDS = new Set([
   'run', 'config', 'configText', 'removeConfig', 'configMap', 'calls', 'lease', 'leaseNow', 'leaseUnchanged', 'noLease',
   'health', 'hold', 'release', 'fail', 'sick', 'well', 'settle', 'sigterm', 'exit',
-  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'restart', 'heartbeat', 'noRenewal', 'readiness', 'mayAct',
+  'failover', 'failoverText', 'partition', 'heal', 'freeze', 'thaw', 'restart', 'heartbeat', 'noRenewal', 'readiness', 'mayAct', 'mayActNow', 'probe',
 ]);
 
 export function loadScenarios(dir: string = SCENARIO_DIR): Scenario[] {

@@ -133,15 +133,19 @@ class Failover:
             due, self._fence_due = self._fence_due, False
             return due
 
-    def take_fresh(self) -> Tuple[bool, Optional[List[Optional[str]]]]:
-        """The heartbeat is fresh again: True, and the config held back (if any) to apply again."""
+    def take_fresh(self) -> Tuple[bool, Optional[List[Optional[str]]], bool]:
+        """The heartbeat is fresh again: True, the config held back (if any) to apply again, and whether to read the
+        file again: none held and fenced under BreakBeforeMake (W27). The file as it is now may already give this
+        worker no job (its share was empty, so Swarm writes nothing new when it expires it), and only a config read
+        lifts the fence."""
         with self._lock:
             due, self._fresh_due = self._fresh_due, False
-            return due, self._held
+            reread = due and self._held is None and self.fence.fenced and breaks_first(self.settings())
+            return due, self._held, reread
 
-    def fenced(self, version: int, running: int) -> None:
+    def fenced(self, version: int) -> None:
         with self._lock:
-            self.fence, self.fencing = fence_at(self.fence, version, running), True
+            self.fence, self.fencing = fence_at(self.fence, version), True
 
     def fence_done(self) -> None:
         with self._lock:

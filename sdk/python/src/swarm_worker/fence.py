@@ -3,10 +3,11 @@ W27), pure so they are tested without clocks; failover.py acts on them. The
 names and arithmetic follow lib/workerconfig/failover.ts.
 
 Under BreakBeforeMake a stale worker stops every job before its pod can turn
-NotReady, and stays fenced until its heartbeat is fresh again and, if it
-stopped any job, the share it reads names no job. A newer config is not
-enough: Swarm may have written it before it saw the pod NotReady, still naming
-the jobs it then gave to a peer. Swarm empties an expired worker's share; what
+NotReady, and stays fenced until its heartbeat is fresh again and the share
+it reads names no job, whether it ran any when it fenced or not. A newer config
+is not enough: Swarm may have written it before it saw the pod NotReady,
+naming the jobs it then gave to a peer (to this worker too, had it run
+nothing). Swarm empties an expired worker's share; what
 it gains after that comes by the ordinary hand-off. While it waits it says so
 (the fenced annotation on its acknowledgement), and a new process of the same
 pod that finds its predecessor went stale or fenced starts that way too. Under
@@ -79,6 +80,9 @@ def breaks_first(settings: Optional[FailoverSettings]) -> bool:
 class Fence:
     fenced: bool = False
     at_version: int = -1  # the config version in force when it fenced (logged on resuming); -1: none read
+    # Fenced on going stale, having stopped whatever it ran (or a process before it did): it waits for an empty share.
+    # Whether it ran anything then does not matter: Swarm may have given it jobs in a config it wrote while the pod
+    # was still Ready, then expired it and given them to a peer.
     stopped_jobs: bool = False
 
     @property
@@ -92,9 +96,10 @@ STARTING = Fence(fenced=True)  # under BreakBeforeMake nothing runs before the f
 RESTARTED = Fence(fenced=True, stopped_jobs=True)  # its pod's previous process went stale or fenced: as if it stopped jobs
 
 
-def fence_at(fence: Fence, version: int, running: int) -> Fence:
+def fence_at(fence: Fence, version: int) -> Fence:
+    """The fence after the heartbeat went stale at config ``version``."""
     at = fence.at_version if fence.fenced and fence.at_version >= 0 else version
-    return Fence(True, at, fence.stopped_jobs or running > 0)
+    return Fence(True, at, True)
 
 
 UNREADABLE = object()
@@ -102,8 +107,8 @@ UNREADABLE = object()
 
 def may_resume(fence: Fence, fresh: bool, names) -> bool:
     """``names``: whether the held config's share for this pod names a job, None (no file) or UNREADABLE. One that
-    stopped jobs resumes only on a share naming none, at any version: a newer one may still name the jobs Swarm gave
-    a peer meanwhile."""
+    fenced on going stale resumes only on a share naming none, at any version: a newer one may still name the jobs
+    Swarm gave a peer meanwhile. A new process's first fence (STARTING) waits for the heartbeat alone."""
     if not fence.fenced:
         return True
     if not fresh or names is UNREADABLE:

@@ -21,7 +21,7 @@ from .heartbeat import Heartbeat, KubeHeartbeatApi
 from .jobs import Callback, JobInfo, Runner, run_all
 from .kube import Kube, mounted_namespace
 from .lease import Acknowledger, KubeLeases, LeaseApi, pool_of
-from .watch import follow
+from .watch import follow, read_text
 
 class Worker:
     """Runs one pod's share. Each option left None defaults to docs/worker-protocol.md 2's environment."""
@@ -226,7 +226,12 @@ class Worker:
             self.failover.judge()  # first: a process resumed after a pause learns it is stale before it acts (W28)
             if self.failover.take_fence_due():
                 self._fence()
-            fresh, held = self.failover.take_fresh()
+            fresh, held, reread = self.failover.take_fresh()
+            if reread:
+                try:
+                    held = [read_text(self.config_path)]
+                except OSError as error:
+                    self.log.warning("reading the config again failed: %s", error)
             with self._lock:
                 if fresh:
                     self._acknowledged = ""  # one that failed while out of reach was given up: write it again
@@ -247,7 +252,7 @@ class Worker:
             self._retry_due.clear()
             info = self._info(self.share.version, version)
         running = self.runner.running()
-        self.failover.fenced(version, len(running))
+        self.failover.fenced(version)
         self.log.warning("heartbeat stale: fencing, stopping every job (version %s, %d running)", version, len(running))
         for t in run_all(lambda job: self.runner.stop(job, info), running):
             t.join()
