@@ -38,6 +38,12 @@ export class Checker {
   private readonly established = new Set<string>();
   /** Jobs excused from coverage until then (an unplanned failure). */
   private readonly excused = new Map<string, number>();
+  /**
+   * Jobs excused when an event was lost: the event that would have started their repair may be the one, so
+   * they stay excused until the next resync (the PingSource, every five minutes) reaches assign, and for the
+   * failover window after it: at-least-once delivery with losses promises repair by resync, no sooner.
+   */
+  private readonly awaitingResync = new Set<string>();
   /** Under BreakBeforeMake: jobs seen with at most one owner (from then on, never two). */
   private readonly single = new Set<string>();
   private jobs = new Set<string>();
@@ -121,6 +127,19 @@ export class Checker {
     for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
   }
 
+  /** An event was lost on its way to the functions: the jobs excused now wait for the resync. */
+  eventLost(): void {
+    const now = this.now();
+    for (const [job, until] of this.excused) if (until >= now) this.awaitingResync.add(job);
+  }
+
+  /** The resync ping reached assign: what it repairs, it repairs within the failover window from now. */
+  resynced(): void {
+    const until = this.now() + this.windows.failoverMs;
+    for (const job of this.awaitingResync) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
+    this.awaitingResync.clear();
+  }
+
   /** The worker ConfigMap was deleted or garbled by hand: what the workers run can no longer be read from it. */
   configLost(): void {
     const until = this.now() + this.windows.failoverMs;
@@ -199,7 +218,7 @@ export class Checker {
       const n = this.owners.get(job)?.size ?? 0;
       if (n > 0) this.established.add(job);
       if (this.handoff === 'MakeBeforeBreak') {
-        if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
+        if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && !this.awaitingResync.has(job) && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
       } else {
         if (n <= 1) this.single.add(job);
         else if (this.single.has(job)) this.fail('two-owners', `job ${job} runs on ${[...this.owners.get(job)!].join(' and ')} (break-before-make)`);

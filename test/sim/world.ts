@@ -430,7 +430,10 @@ class World {
   private publish(event: { type: string; kind?: string; data: unknown }, label: string): void {
     const now = this.timeline.now;
     const pDrop = now < this.faults.drop.until ? this.faults.drop.p : 0.01;
-    if (this.net.chance(pDrop)) return this.log(`event lost ${label}`);
+    if (this.net.chance(pDrop)) {
+      this.checker.eventLost();
+      return this.log(`event lost ${label}`);
+    }
     let trigger: Trigger;
     try {
       trigger = toTrigger(event);
@@ -456,6 +459,7 @@ class World {
       instance.lastUsed = this.timeline.now;
       instance.inflight.add(d);
       this.log(`${instance.id} handles ${d.label}${d.attempt ? ` (retry ${d.attempt})` : ''}`);
+      if (d.fn === 'assign' && d.label === 'ping') this.checker.resynced();
       instance.handler.handle(d.trigger).then(
         (res) => {
           if (instance.dead) return;
