@@ -85,7 +85,18 @@ export const SCRIPT = {
   podDeleted: {
     name: 'a pod deleted',
     replicas: 2,
-    change: (run, before) => run.core.deleteNamespacedPod({ namespace: run.namespace, name: victimOf(before) }),
+    // Until the victim is gone from the API: a delete changes no generation, so the pool and the Swarm read as
+    // settled (the victim still Ready, still running its jobs) before either has seen it.
+    async change(run, before) {
+      const name = victimOf(before);
+      const { metadata } = await run.core.readNamespacedPod({ namespace: run.namespace, name });
+      await run.core.deleteNamespacedPod({ namespace: run.namespace, name });
+      const gone = async () => {
+        const pods = await run.core.listNamespacedPod({ namespace: run.namespace });
+        return !pods.items.some((p) => p.metadata?.uid === metadata?.uid);
+      };
+      await eventually(`${name} (${metadata?.uid}) gone`, gone, STEP_TIMEOUT - 120_000);
+    },
   },
   crashLoop: {
     name: 'a pod crash-looping',

@@ -51,8 +51,6 @@ export class Checker {
   private dedicated = new Set<string>();
   /** process → the worker (pod name) it runs as */
   private readonly procWorker = new Map<string, string>();
-  /** The shares the ConfigMap in the API holds now (undefined: none readable). */
-  shares: () => ReadonlyMap<string, ShareView> | undefined = () => undefined;
   handoff: 'MakeBeforeBreak' | 'BreakBeforeMake' = 'MakeBeforeBreak';
   acknowledging = true;
   maxUnavailable = 1;
@@ -191,10 +189,8 @@ export class Checker {
    * Dedicated jobs not alone in truth: a running owner of one, whose current share names it, also runs another job
    * that share keeps on it (a job it is releasing, or no longer holds, is on its way out: a hand-off, not a sharing).
    */
-  private sharedDedications(): string[] {
-    if (this.dedicated.size === 0) return [];
-    const shares = this.shares();
-    if (!shares) return [];
+  private sharedDedications(shares: ReadonlyMap<string, ShareView> | undefined): string[] {
+    if (this.dedicated.size === 0 || !shares) return [];
     const out: string[] = [];
     for (const job of this.dedicated) {
       for (const proc of this.owners.get(job) ?? []) {
@@ -229,17 +225,18 @@ export class Checker {
 
   /**
    * A status write landed; `pods`, `leases`: the truth when its pods and its Leases were read. A job it may not
-   * call covered had no owner at either read.
+   * call covered had no owner at either read. `shares`: the config its instance read or wrote last (another
+   * instance's later config is that instance's to report).
    */
-  status(status: Record<string, unknown>, pods: Snapshot, leases: Snapshot): void {
+  status(status: Record<string, unknown>, pods: Snapshot, leases: Snapshot, shares: ReadonlyMap<string, ShareView> | undefined): void {
     const read: Snapshot = { at: Math.min(pods.at, leases.at), covered: new Set([...pods.covered, ...leases.covered]), jobs: leases.jobs };
     const uncovered = typeof status.uncoveredJobs === 'number' ? status.uncoveredJobs : undefined;
     const ready = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
     const now = this.now();
-    // "Every dedicated job has a worker of its own" (Degraded=False), a claim about the shares just written, while a
-    // worker runs a dedicated job and, its share says, keeps another (the shares and the truth as the status lands).
+    // "Every dedicated job has a worker of its own" (Degraded=False), a claim about the shares this instance read or
+    // wrote, while a worker runs a dedicated job and, that share says, keeps another (the truth as the status lands).
     const degraded = (status.conditions as Array<{ type: string; status: string }> | undefined)?.find((c) => c.type === 'Degraded');
-    const shared = degraded?.status === 'False' ? this.sharedDedications() : [];
+    const shared = degraded?.status === 'False' ? this.sharedDedications(shares) : [];
     if (shared.length) this.fail('status', `Degraded=False (dedications honoured) written at ${now} while ${shared[0]}`);
     const missing = read.jobs.filter((j) => !read.covered.has(j) && (this.excused.get(j) ?? -1) < read.at && this.established.has(j));
     if (missing.length === 0) return;

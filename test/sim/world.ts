@@ -7,6 +7,7 @@ import type { Swarm } from '../../lib/api/types.js';
 import { toTrigger } from '../../lib/events/trigger.js';
 import type { Trigger } from '../../lib/events/types.js';
 import { KubeError } from '../../lib/kube/errors.js';
+import type { ConfigMapView } from '../../lib/kube/types.js';
 import { createCoalescer, uncoalesced, type Shortcuts } from '../../lib/reconcilers/shortcuts.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import type { ReconcileEnv } from '../../lib/reconcilers/env.js';
@@ -98,6 +99,7 @@ class World {
   private instanceSeq = 0;
   private readonly trace: string[] = [];
   private readonly reads = new Map<string, ReturnType<Checker['snapshot']> | undefined>();
+  private readonly configSeen = new Map<string, string | undefined>();
   private readonly faults = { apiErrors: { until: -1, p: 0 }, stale: { until: -1, p: 0 }, drop: { until: -1, p: 0 }, delay: { until: -1 }, stall: { until: -1, p: 0 } };
   private steps = 0;
   private settle = false;
@@ -119,7 +121,6 @@ class World {
     this.checker.maxUnavailable = o.maxUnavailable;
     this.checker.setHandoff(o.handoff);
     this.checker.setRefused(refused(o.policy, o.acknowledges));
-    this.checker.shares = () => this.sharesInApi();
     const truth = {
       started: (p: string, w: string, j: string) => {
         this.checker.started(p, w, j);
@@ -164,9 +165,8 @@ class World {
     this.store.watch((e) => e.kind === 'StatefulSet' && this.checker.slotsLeft((name) => this.slotWanted(name)));
   }
 
-  /** The shares config.yml holds in the API now, parsed as the workers parse it (undefined: absent or garbled). */
-  private sharesInApi(): ReadonlyMap<string, ShareView> | undefined {
-    const text = this.store.peek<ConfigMapObj>('ConfigMap', podKey(NS, CONFIG))?.data['config.yml'];
+  /** The shares a config.yml holds, parsed as the workers parse it (undefined: absent or garbled). */
+  private parseShares(text: string | undefined): ReadonlyMap<string, ShareView> | undefined {
     if (text === undefined) return undefined;
     if (this.parsedShares?.text !== text) {
       let shares: ReadonlyMap<string, ShareView> | undefined;
@@ -565,12 +565,14 @@ class World {
       served: (instance: string, op: string, result: unknown, stale: boolean) => {
         // What status is judged from: the pods and the Leases as read (a stale read: not checked).
         if (op === 'listLeases' || op === 'listPods') this.reads.set(`${instance}/${op}`, stale ? undefined : this.checker.snapshot());
+        // The config an instance's status speaks of: the one it read, or the one it wrote.
+        if (op === 'getConfigMap' || op === 'createConfigMap' || op === 'patchConfigMap') this.configSeen.set(instance, (result as ConfigMapView | undefined)?.data?.['config.yml']);
         if (op === 'replaceSwarmStatus') {
           const status = (result as Swarm).status as Record<string, unknown>;
           this.log(`${instance} wrote status ${JSON.stringify({ phase: status.phase, version: status.version, uncovered: status.uncoveredJobs, ready: (status.conditions as Array<{ type: string; status: string; reason: string }> | undefined)?.find((c) => c.type === 'Ready') })}`);
           const pods = this.reads.get(`${instance}/listPods`);
           const leases = this.reads.get(`${instance}/listLeases`);
-          if (pods && leases) this.checker.status(status, pods, leases);
+          if (pods && leases) this.checker.status(status, pods, leases, this.parseShares(this.configSeen.get(instance)));
         }
         if (op === 'deletePod' || op === 'replaceStatefulSetScale' || op === 'replaceDeploymentScale' || op === 'createConfigMap' || op === 'patchConfigMap' || op === 'annotatePod') {
           this.log(`${instance} ${op} → ${typeof result === 'string' ? result : 'ok'}`);
