@@ -2,9 +2,11 @@
 // observations of a scale 2 → 3 on real Knative, the functions waking from
 // zero and going back; a line only when something changed.
 import { describe, expect, it } from 'vitest';
+import { changeTraces } from '../../dev/change-traces.js';
 import { describeMoves, observedView, sharesTable, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
+import type { CollectedSpan } from '../harness/trace-sink.js';
 
 const SWARM = 'swarm/swarm-worker';
 const worker = (n: number) => `swarm-worker-${n}`;
@@ -81,6 +83,55 @@ describe('observed live view', () => {
     const blind = observedView(first.memory, { time: '10:00:01', swarm: SWARM, status: running(1, 2), functionPods: {} });
     expect(blind.lines).toEqual([]);
     expect(observedView(blind.memory, { time: '10:00:02', swarm: SWARM, status: running(1, 2), view: v1, functionPods: {} }).lines).toEqual([]);
+  });
+});
+
+describe('trace links', () => {
+  const url = (id: string) => `http://localhost:9411/zipkin/traces/${id}`;
+  it('prints each version\'s link once, when its trace is in, oldest first', () => {
+    const at = (time: string, links: [number, string][]): Observed => ({ time, swarm: SWARM, status: running(2, 3), view: v2, functionPods: {}, traceLinks: new Map(links) });
+    const lines = play([at('10:00:00', []), at('10:00:01', [[2, url('b')]]), at('10:00:02', [[2, url('b')]]), at('10:00:03', [[3, url('c')], [2, url('b')], [1, url('a')]])]);
+    expect(lines.filter((l) => l.includes(' trace '))).toEqual([
+      `10:00:01 trace   ${SWARM}  v2  ${url('b')}`,
+      `10:00:03 trace   ${SWARM}  v1  ${url('a')}`,
+      `10:00:03 trace   ${SWARM}  v3  ${url('c')}`,
+    ]);
+  });
+});
+
+describe('changeTraces', () => {
+  const span = (traceId: string, attributes: Record<string, string>, start = 1n, kind: CollectedSpan['kind'] = 'producer'): CollectedSpan => ({
+    traceId,
+    spanId: '00000000000000a1',
+    name: 'send info.k8slab.swarm.assignment.changed',
+    kind,
+    service: 'swarm-assign',
+    scope: '',
+    startTimeUnixNano: start,
+    endTimeUnixNano: start,
+    attributes,
+    resource: {},
+    status: 'unset',
+  });
+  const announce = (traceId: string, version: number, name = 'swarm-worker', start = 1n) =>
+    span(traceId, { 'cloudevents.event_type': 'info.k8slab.swarm.assignment.changed', 'cloudevents.event_source': `/apis/k8slab.info/v1alpha1/namespaces/swarm/swarms/${name}`, 'cloudevents.event_id': `uid-1.${version}` }, start);
+
+  it('joins a config version to the trace of the assign that announced it, for this Swarm only; the earliest announcement wins', () => {
+    const traces = changeTraces(
+      [
+        announce('t3-again', 3, 'swarm-worker', 9n),
+        announce('t3', 3, 'swarm-worker', 5n),
+        announce('t2', 2),
+        announce('other', 4, 'other-pool'),
+        span('consumer', { 'cloudevents.event_type': 'info.k8slab.swarm.assignment.changed', 'cloudevents.event_source': '/apis/k8slab.info/v1alpha1/namespaces/swarm/swarms/swarm-worker', 'cloudevents.event_id': 'uid-1.5' }, 1n, 'consumer'),
+      ],
+      'swarm',
+      'swarm-worker',
+    );
+    expect([...traces].sort()).toEqual([
+      [2, 't2'],
+      [3, 't3'],
+    ]);
   });
 });
 
