@@ -29,7 +29,7 @@ import { zipkinTraceUrl } from '../test/harness/otlp-to-zipkin.js';
 import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
 import { startTraceSink, type TraceSink } from '../test/harness/trace-sink.js';
 import { startZipkin, ZIPKIN_PORT, zipkinForwarder } from '../test/harness/zipkin-server.js';
-import { changeTraces } from './change-traces.js';
+import { changeTraces, configWrites, versionTraces, type Sighting } from './change-traces.js';
 import { observedView, type ObservedMemory } from './observed-view.js';
 import { say, stopOnSignals } from './shutdown.js';
 
@@ -115,14 +115,21 @@ async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reuse
   const viewOf = swarmViewOf(kube);
   const functions = ['swarm-assign', 'swarm-restart'];
   let memory: ObservedMemory = {};
+  // Each config version and when the view first read it: the time join of dev/change-traces.ts.
+  const sightings: Sighting[] = [];
   const observe = async () => {
+    const readAt = Date.now();
     const [swarm, ...pods] = await Promise.all([
       kube.getSwarm(SAMPLE_NAMESPACE, 'swarm-worker'),
       ...functions.map((fn) => kube.listPods(SYSTEM_NAMESPACE, `serving.knative.dev/service=${fn}`)),
     ]);
     const view = swarm ? await viewOf(swarm) : undefined;
     const functionPods = Object.fromEntries(functions.map((fn, i) => [fn, pods[i]!.filter((p) => !p.terminating).length]));
-    const traceLinks = new Map([...changeTraces(sink.spans(), SAMPLE_NAMESPACE, 'swarm-worker')].map(([v, id]) => [v, zipkinTraceUrl(VIEWER, id)]));
+    if (view && view.version > 0 && view.version !== sightings.at(-1)?.version) sightings.push({ version: view.version, atMs: readAt });
+    const spans = sink.spans();
+    const writes = swarm ? configWrites(spans, SAMPLE_NAMESPACE, swarm.spec.configMapName) : [];
+    const traces = versionTraces(sightings, changeTraces(spans, SAMPLE_NAMESPACE, 'swarm-worker'), writes);
+    const traceLinks = new Map([...traces].map(([v, id]) => [v, zipkinTraceUrl(VIEWER, id)]));
     const next = observedView(memory, { time: clock(), swarm: `${SAMPLE_NAMESPACE}/swarm-worker`, status: swarm?.status, ...(view ? { view } : {}), functionPods, traceLinks });
     memory = next.memory;
     for (const line of next.lines) say(`${line}\n`);

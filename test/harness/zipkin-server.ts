@@ -6,11 +6,12 @@
 // collector sends it (otlp-to-zipkin.ts) and posts it here (zipkinForwarder).
 // Jaeger would take OTLP, but the module the Go proxy serves has no UI
 // (docs/operations.md, "Traces").
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { acquireLock, cacheRoot, type ProgressFn } from '../controlplane/build.js';
 import { ensureHostPackages, VIEWER_PACKAGES } from '../prereqs.js';
 import { zipkinSpans } from './otlp-to-zipkin.js';
@@ -36,15 +37,15 @@ export async function zipkinJar(progress: ProgressFn): Promise<string> {
   const release = await acquireLock(join(dir, '.lock'), progress, 'zipkin-server download');
   try {
     if (existsSync(jar)) return jar;
-    if (!ensureHostPackages(VIEWER_PACKAGES)) throw new Error('Java 17 and Maven are needed for the trace viewer (Zipkin)');
     progress(`zipkin: fetching ${ZIPKIN_ARTIFACT} (about 125 MiB) with mvn, once, into ${dir}`);
     const scratch = join(dir, 'scratch');
     await rm(scratch, { recursive: true, force: true });
     // -C: fail when the download's checksum does not match the repository's.
-    const mvn = spawnSync('mvn', ['-B', '-q', '-C', 'dependency:copy', `-Dartifact=${ZIPKIN_ARTIFACT}`, `-DoutputDirectory=${scratch}`], {
-      encoding: 'utf8',
+    await promisify(execFile)('mvn', ['-B', '-q', '-C', 'dependency:copy', `-Dartifact=${ZIPKIN_ARTIFACT}`, `-DoutputDirectory=${scratch}`], {
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
+      throw new Error(`mvn dependency:copy ${ZIPKIN_ARTIFACT} failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
     });
-    if (mvn.status !== 0) throw new Error(`mvn dependency:copy ${ZIPKIN_ARTIFACT} failed:\n${mvn.stdout}${mvn.stderr}`);
     const [file] = await readdir(scratch);
     if (!file) throw new Error(`mvn dependency:copy ${ZIPKIN_ARTIFACT} left no file in ${scratch}`);
     const sha1 = await sha1Of(join(scratch, file));
@@ -83,6 +84,7 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
 export async function startZipkin(options: { port?: number; progress: ProgressFn; signal?: AbortSignal }): Promise<Zipkin> {
   const { progress } = options;
   const port = options.port ?? ZIPKIN_PORT;
+  if (!ensureHostPackages(VIEWER_PACKAGES)) throw new Error('Java 17 and Maven are needed for the trace viewer (Zipkin)');
   const jar = await zipkinJar(progress);
   const url = `http://127.0.0.1:${port}`;
   if (await fetch(`${url}/health`).then(() => true, () => false)) throw new Error(`${url} is taken already (another Zipkin?)`);
@@ -95,6 +97,8 @@ export async function startZipkin(options: { port?: number; progress: ProgressFn
     { env: { ...process.env, STORAGE_TYPE: 'mem' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  let failed: Error | undefined;
+  child.once('error', (err) => (failed = err));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const stop = async () => {
@@ -107,6 +111,7 @@ export async function startZipkin(options: { port?: number; progress: ProgressFn
   const started = Date.now();
   try {
     for (;;) {
+      if (failed) throw new Error(`zipkin: ${failed.message}`);
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`zipkin exited (${child.exitCode ?? child.signalCode}):\n${output}`);
       if (options.signal?.aborted) throw new Error('stopping');
       if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;

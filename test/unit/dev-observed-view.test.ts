@@ -2,7 +2,7 @@
 // observations of a scale 2 → 3 on real Knative, the functions waking from
 // zero and going back; a line only when something changed.
 import { describe, expect, it } from 'vitest';
-import { changeTraces } from '../../dev/change-traces.js';
+import { changeTraces, configWrites, versionTraces } from '../../dev/change-traces.js';
 import { describeMoves, observedView, sharesTable, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
@@ -132,6 +132,42 @@ describe('changeTraces', () => {
       [2, 't2'],
       [3, 't3'],
     ]);
+  });
+});
+
+describe('versionTraces', () => {
+  const write = (traceId: string, startMs: number, attributes: Record<string, string | number> = {}): CollectedSpan => ({
+    traceId,
+    spanId: '00000000000000b1',
+    name: 'kube PATCH configmaps',
+    kind: 'client',
+    service: 'swarm-assign',
+    scope: '',
+    startTimeUnixNano: BigInt(startMs) * 1_000_000n,
+    endTimeUnixNano: BigInt(startMs) * 1_000_000n,
+    attributes: { 'kube.verb': 'PATCH', 'kube.resource': 'configmaps', 'k8s.namespace.name': 'swarm', 'kube.name': 'swarm-worker-config', 'http.response.status_code': 200, ...attributes },
+    resource: {},
+    status: 'unset',
+  });
+
+  it('keeps successful writes of the Swarm\'s ConfigMap only', () => {
+    const writes = configWrites(
+      [write('b', 2000), write('a', 1000, { 'kube.verb': 'CREATE', 'http.response.status_code': 201 }), write('conflict', 1500, { 'http.response.status_code': 409 }), write('other', 1600, { 'kube.name': 'other-config' }), write('read', 1700, { 'kube.verb': 'GET' })],
+      'swarm',
+      'swarm-worker-config',
+    );
+    expect(writes).toEqual([{ traceId: 'a', startMs: 1000 }, { traceId: 'b', startMs: 2000 }]);
+  });
+
+  it('links a version to its announcing trace, else to the last write between the previous sighting and its own', () => {
+    const writes = [{ traceId: 'w1', startMs: 900 }, { traceId: 'w2a', startMs: 1500 }, { traceId: 'w2b', startMs: 1800 }, { traceId: 'w4', startMs: 4500 }];
+    const traces = versionTraces(
+      [{ version: 1, atMs: 1000 }, { version: 2, atMs: 2000 }, { version: 3, atMs: 3000 }, { version: 4, atMs: 4000 }],
+      new Map([[3, 'announced3'], [5, 'announced5']]),
+      writes,
+    );
+    // v4: the only write left started after v4 was seen (v5's, say): no link.
+    expect([...traces].sort()).toEqual([[1, 'w1'], [2, 'w2b'], [3, 'announced3'], [5, 'announced5']]);
   });
 });
 
