@@ -94,7 +94,7 @@ async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reuse
   const installed = await installKnativeWithTracing(cluster, { kubeconfig, progress, sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
   progress('deploying Swarm with `npm run deploy` and its image built from the Dockerfile');
   const deployed = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress, watchNamespaces: [SAMPLE_NAMESPACE] });
-  progress('the functions export their spans to the collector (a new Revision each)');
+  progress('the functions export their spans to the collector: a new Revision each, waited for until it serves');
   const kubectlHere: Kubectl = (args, stdin) => kubectl(kubeconfig, args, stdin);
   await traceFunctions(kubectlHere, SYSTEM_NAMESPACE);
   await functionsServeLatest(kubectlHere, SYSTEM_NAMESPACE);
