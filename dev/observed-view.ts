@@ -2,7 +2,9 @@
 // the view prints what it observes, polled — the Swarm's status, the config
 // version and shares it publishes (what the last change moved, the workers'
 // shares as a small table), and how many pods each function has (scale to zero
-// and the activator's wake-up show there). A line only when something changed.
+// and the activator's wake-up show there), and for each config version the
+// link to the trace that made it in the trace viewer, once its spans are in.
+// A line only when something changed.
 // Pure: dev/start.ts reads, this decides what to print.
 import type { Swarm } from '../lib/api/types.js';
 import type { SwarmView } from '../lib/introspection/view.js';
@@ -17,12 +19,16 @@ export interface Observed {
   readonly view?: SwarmView;
   /** Knative Service name → its pods that are not terminating (each revision's). */
   readonly functionPods: Readonly<Record<string, number>>;
+  /** Config version → the trace viewer's page of the trace that made it (dev/change-traces.ts). */
+  readonly traceLinks?: ReadonlyMap<number, string>;
 }
 
 export interface ObservedMemory {
   readonly status?: string;
   readonly version?: number;
   readonly pods?: string;
+  /** Versions whose trace link is printed. */
+  readonly linked?: readonly number[];
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -98,7 +104,14 @@ export function observedView(memory: ObservedMemory, o: Observed): { memory: Obs
     line('config', `${o.swarm}  v${view.version}  ${plural(view.workers.length, 'worker')}${moves}`);
     lines.push(...sharesTable(view));
   }
+  // The spans reach the viewer a moment after the config: a link comes when its trace does.
+  const linked = new Set(memory.linked);
+  for (const [traced, link] of [...(o.traceLinks ?? [])].sort(([a], [b]) => a - b)) {
+    if (linked.has(traced)) continue;
+    linked.add(traced);
+    line('trace', `${o.swarm}  v${traced}  ${link}`);
+  }
   // Unread this time (the config could not be read): the last version printed stays.
   const version = view?.version ?? memory.version;
-  return { memory: { pods, status, ...(version === undefined ? {} : { version }) }, lines };
+  return { memory: { pods, status, ...(version === undefined ? {} : { version }), ...(linked.size ? { linked: [...linked] } : {}) }, lines };
 }

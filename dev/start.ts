@@ -6,7 +6,11 @@
 // applies the sample (knative/samples), and shows a live view of what it
 // observes, polled (dev/observed-view.ts): the Swarm's status, each new config
 // version with what it moved and the workers' shares, the functions' pods
-// (scale to zero, the activator's wake-up). The functions' logs are their
+// (scale to zero, the activator's wake-up), and for each config version a
+// link to the trace that made it in Zipkin's UI on localhost:9411: Knative and
+// the functions export their spans to the in-cluster collector, which sends
+// them to a trace sink here, which posts them to Zipkin (knative-tracing.ts,
+// trace-sink.ts, zipkin-server.ts). The functions' logs are their
 // pods' (`kubectl logs`). Ctrl-C (or SIGTERM, SIGHUP) stops what it started,
 // whatever stdout is (dev/shutdown.ts); on a cluster it reused, Knative and
 // Swarm stay installed. package.json runs it as `exec node --import tsx
@@ -19,7 +23,13 @@ import { createK8sClient, loadKubeConfig } from '../lib/kube/k8s-client.js';
 import { swarmViewOf } from '../functions/introspection-read.js';
 import { ALL_TOOLS } from '../test/controlplane/build.js';
 import { defaultWorkDir, ensureBuilt, healthyCluster, linkBinaries, startCluster, type Cluster } from '../test/controlplane/cluster.js';
-import { applySample, deploySwarmOnKnative, installKnative, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
+import { NODE_IP } from '../test/controlplane/node-config.js';
+import { functionsServeLatest, traceFunctions, type Kubectl } from '../test/harness/knative-tracing.js';
+import { zipkinTraceUrl } from '../test/harness/otlp-to-zipkin.js';
+import { applySample, deploySwarmOnKnative, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE } from '../test/harness/real-knative.js';
+import { startTraceSink, type TraceSink } from '../test/harness/trace-sink.js';
+import { startZipkin, ZIPKIN_PORT, zipkinForwarder } from '../test/harness/zipkin-server.js';
+import { changeTraces, configWrites, versionTraces, type Sighting } from './change-traces.js';
 import { observedView, type ObservedMemory } from './observed-view.js';
 import { say, stopOnSignals } from './shutdown.js';
 
@@ -28,6 +38,8 @@ const tty = process.stdout.isTTY === true;
 const bold = (text: string) => (tty ? `\x1b[1m${text}\x1b[0m` : text);
 const progress = (line: string) => say(`${bold('▸')} ${line}\n`);
 const clock = () => new Date().toTimeString().slice(0, 8);
+/** Zipkin's address as the links print it. */
+const VIEWER = `http://localhost:${ZIPKIN_PORT}`;
 
 // What this run started, stopped in reverse order; a start still in progress
 // is waited for first, so nothing it launches is missed.
@@ -77,10 +89,15 @@ async function main(): Promise<void> {
 
 /** Real Knative Serving + Eventing + Traefik on `cluster`, Swarm deployed the user's way, the sample, then the live view. */
 async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reused: boolean): Promise<void> {
-  progress('installing Knative Serving + Eventing + Traefik from the images `npm run knative:images` builds (first run: about 30 minutes, cached afterwards)');
-  const installed = await installKnative(cluster, { kubeconfig, progress });
+  const sink = await startViewer();
+  progress('installing Knative Serving + Eventing + Traefik from the images `npm run knative:images` builds (first run: about 30 minutes, cached afterwards), and the trace collector');
+  const installed = await installKnativeWithTracing(cluster, { kubeconfig, progress, sinkEndpoint: `http://${NODE_IP}:${sink.port}` });
   progress('deploying Swarm with `npm run deploy` and its image built from the Dockerfile');
   const deployed = await deploySwarmOnKnative(cluster, installed, { kubeconfig, progress, watchNamespaces: [SAMPLE_NAMESPACE] });
+  progress('the functions export their spans to the collector: a new Revision each, waited for until it serves');
+  const kubectlHere: Kubectl = (args, stdin) => kubectl(kubeconfig, args, stdin);
+  await traceFunctions(kubectlHere, SYSTEM_NAMESPACE);
+  await functionsServeLatest(kubectlHere, SYSTEM_NAMESPACE);
   await applySample(kubeconfig, deployed.workerImage);
   if (reused) stops.push(async () => progress('Knative and Swarm stay installed on the reused cluster (`npm run undeploy` removes Swarm)'));
   const kubectlHint = '.swarm/bin/kubectl --kubeconfig .swarm/kubeconfig';
@@ -91,6 +108,7 @@ async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reuse
       `    ${kubectlHint} -n ${SAMPLE_NAMESPACE} get swm`,
       `    ${kubectlHint} -n ${SYSTEM_NAMESPACE} get ksvc,broker,trigger,apiserversource,pingsource`,
       `    ${kubectlHint} -n ${SYSTEM_NAMESPACE} logs -l serving.knative.dev/service=swarm-assign -c function   # the functions' logs`,
+      `Traces: ${VIEWER}/zipkin/ (each new config version's line is followed by its trace's link once its spans are in).`,
       'The functions scale to zero when idle; a change wakes assign through the activator. Ctrl-C stops everything npm start started.',
       '',
     ].join('\n'),
@@ -99,20 +117,43 @@ async function runOnKnative(cluster: Cluster | string, kubeconfig: string, reuse
   const viewOf = swarmViewOf(kube);
   const functions = ['swarm-assign', 'swarm-restart'];
   let memory: ObservedMemory = {};
+  // Each config version and when the view first read it: the time join of dev/change-traces.ts.
+  const sightings: Sighting[] = [];
   const observe = async () => {
+    const readAt = Date.now();
     const [swarm, ...pods] = await Promise.all([
       kube.getSwarm(SAMPLE_NAMESPACE, 'swarm-worker'),
       ...functions.map((fn) => kube.listPods(SYSTEM_NAMESPACE, `serving.knative.dev/service=${fn}`)),
     ]);
     const view = swarm ? await viewOf(swarm) : undefined;
     const functionPods = Object.fromEntries(functions.map((fn, i) => [fn, pods[i]!.filter((p) => !p.terminating).length]));
-    const next = observedView(memory, { time: clock(), swarm: `${SAMPLE_NAMESPACE}/swarm-worker`, status: swarm?.status, ...(view ? { view } : {}), functionPods });
+    if (view && view.version > 0 && view.version !== sightings.at(-1)?.version) sightings.push({ version: view.version, atMs: readAt });
+    const spans = sink.spans();
+    const writes = swarm ? configWrites(spans, SAMPLE_NAMESPACE, swarm.spec.configMapName) : [];
+    const traces = versionTraces(sightings, changeTraces(spans, SAMPLE_NAMESPACE, 'swarm-worker'), writes);
+    const traceLinks = new Map([...traces].map(([v, id]) => [v, zipkinTraceUrl(VIEWER, id)]));
+    const next = observedView(memory, { time: clock(), swarm: `${SAMPLE_NAMESPACE}/swarm-worker`, status: swarm?.status, ...(view ? { view } : {}), functionPods, traceLinks });
     memory = next.memory;
     for (const line of next.lines) say(`${line}\n`);
   };
   // Polled: the view must survive the functions' pods coming and going, and a watch gains nothing at this rate.
   const timer = setInterval(() => void observe().catch((err: unknown) => say(`live view: ${String(err)}\n`)), 1000);
   stops.push(async () => clearInterval(timer));
+}
+
+/**
+ * Zipkin on localhost:9411 and the trace sink the in-cluster collector sends
+ * to (on every address: pods reach it through the node's bridge), forwarding
+ * each batch to Zipkin.
+ */
+async function startViewer(): Promise<TraceSink> {
+  const zipkin = await track(startZipkin({ progress, signal: aborter.signal }), (z) => z.stop());
+  let lastError = '';
+  const forward = zipkinForwarder(zipkin.url, (message) => {
+    if (message !== lastError) say(`trace viewer: ${message}\n`);
+    lastError = message;
+  });
+  return track(startTraceSink({ host: '0.0.0.0', onSpans: forward }), (sink) => sink.close());
 }
 
 main().catch((err: unknown) => {

@@ -34,6 +34,12 @@ export const IMAGE_PACKAGES: readonly HostPackage[] = [
   { check: 'debootstrap', pkg: 'debootstrap', why: "the Dockerfile's node base image is made with it" },
 ];
 
+/** What npm start's trace viewer (Zipkin, test/harness/zipkin-server.ts) needs; the trace-pipeline test runs it too. */
+export const VIEWER_PACKAGES: readonly HostPackage[] = [
+  { check: 'java', pkg: 'openjdk-17-jre-headless', why: "Zipkin's server, the trace viewer, runs on Java 17" },
+  { check: 'mvn', pkg: 'maven', why: "Zipkin's server jar is fetched from Maven Central with it" },
+];
+
 /** What only the tests need on top. */
 export const TEST_PACKAGES: readonly HostPackage[] = [
   { check: 'chromium', pkg: 'chromium', why: 'the introspection page is tested in it' },
@@ -70,7 +76,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     say('Go is not installed: the tests build the local cluster (kube-apiserver, etcd, containerd, kubelet, KWOK, …) from pinned Go modules. Install Go ≥ 1.26.');
     missing += 1;
   }
-  if (!ensureHostPackages([...CLUSTER_PACKAGES, ...IMAGE_PACKAGES, ...TEST_PACKAGES])) missing += 1;
+  if (!ensureHostPackages([...CLUSTER_PACKAGES, ...IMAGE_PACKAGES, ...VIEWER_PACKAGES, ...TEST_PACKAGES])) missing += 1;
   // The Python worker SDK's dependencies (PyYAML, pytest) for its tests and the conformance suite: a venv in the cache, once.
   if (!has('python3')) {
     say('Python 3 is not installed: the Python worker SDK (sdk/python) is tested with it. Install python3 and python3-venv.');

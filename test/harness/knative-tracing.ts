@@ -130,6 +130,32 @@ export async function traceFunctions(kubectl: Kubectl, namespace = 'swarm-system
   }
 }
 
+/**
+ * Waits until each function Knative Service serves its newest Revision (the
+ * one traceFunctions made): until then events may reach the old Revision,
+ * whose function exports no span.
+ */
+export async function functionsServeLatest(kubectl: Kubectl, namespace = 'swarm-system', timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const name of FUNCTION_SERVICES) {
+    for (;;) {
+      const ksvc = JSON.parse(await kubectl(['get', 'ksvc', name, '-n', namespace, '-o', 'json'])) as {
+        metadata: { generation?: number };
+        status?: { observedGeneration?: number; latestCreatedRevisionName?: string; latestReadyRevisionName?: string; conditions?: { type: string; status: string }[] };
+      };
+      const st = ksvc.status;
+      const serving =
+        st?.observedGeneration === ksvc.metadata.generation &&
+        st?.latestCreatedRevisionName !== undefined &&
+        st.latestReadyRevisionName === st.latestCreatedRevisionName &&
+        st.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      if (serving) break;
+      if (Date.now() > deadline) throw new Error(`${name} does not serve its latest Revision after ${timeoutMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 /** The collector's image archive (built once by knative:images, cached), to import into the node. */
 export async function collectorImage(progress?: ProgressFn): Promise<{ name: string; path: string }> {
   const built = await buildKnativeImages(progress, ['otelcol']);

@@ -4,8 +4,9 @@
 // broker.ingress and broker.filter, as v0.47 names its spans) and the two
 // functions (lib/observability/tracing, OTLP/HTTP from OTEL_* env) export to
 // it, and the trace sink must receive one trace with every hop of a scale-up,
-// linked as scaleUpHops() says. The binary is built first if it is not cached
-// (the integration tier builds what it runs).
+// linked as scaleUpHops() says; the sink forwards it to Zipkin (npm start's
+// trace viewer), which must serve it back. The binary is built first if it is
+// not cached, and Zipkin's jar fetched (the integration tier builds what it runs).
 import { SpanKind, context, propagation, trace, type Context } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -24,6 +25,7 @@ import { cacheRoot } from '../controlplane/build.js';
 import { buildKnativeImages } from '../controlplane/knative-images.js';
 import { collectorConfigText, scaleUpHops } from '../harness/knative-tracing.js';
 import { formatTrace, startTraceSink, type TraceSink } from '../harness/trace-sink.js';
+import { startZipkin, zipkinForwarder, type Zipkin } from '../harness/zipkin-server.js';
 
 const versions = JSON.parse(readFileSync(new URL('../controlplane/versions.json', import.meta.url), 'utf8')) as { otelcol: string };
 
@@ -49,6 +51,8 @@ async function until(ready: () => Promise<boolean>, signal: AbortSignal, what: (
 describe('OTLP through the host otelcol to the trace sink', () => {
   let binary: string;
   let sink: TraceSink;
+  let zipkin: Zipkin;
+  const forwardErrors: string[] = [];
   let collector: ChildProcess;
   let collectorUrl: string;
   let dir: string;
@@ -60,7 +64,8 @@ describe('OTLP through the host otelcol to the trace sink', () => {
     const built = otelcolBinary();
     if (!built) throw new Error('otelcol was built but its binary is not in the cache');
     binary = built;
-    sink = await startTraceSink();
+    zipkin = await startZipkin({ port: await freePort(), progress: (line) => process.stderr.write(`${line}\n`) });
+    sink = await startTraceSink({ onSpans: zipkinForwarder(zipkin.url, (message) => forwardErrors.push(message)) });
     dir = mkdtempSync(join(tmpdir(), 'swarm-otelcol-'));
     writeFileSync(join(dir, 'config.yaml'), collectorConfigText());
     const httpPort = await freePort();
@@ -96,6 +101,7 @@ describe('OTLP through the host otelcol to the trace sink', () => {
       await exited;
     }
     await sink?.close();
+    await zipkin?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -166,5 +172,20 @@ describe('OTLP through the host otelcol to the trace sink', () => {
     expect(sink.traces()).toHaveLength(1);
     expect(sink.rejected).toEqual([]);
     expect(formatTrace(tree)).toContain('swarm-restart: kube DELETE pods [client]');
+
+    // Zipkin has every span of it (the forward is asynchronous: polled).
+    let served: { id: string; localEndpoint?: { serviceName?: string } }[] = [];
+    await until(
+      async () => {
+        const res = await fetch(`${zipkin.url}/api/v2/trace/${tree.traceId}`);
+        served = res.ok ? ((await res.json()) as typeof served) : [];
+        return served.length === tree.spans.length;
+      },
+      AbortSignal.timeout(30_000),
+      () => `Zipkin serves ${served.length} of the trace's ${tree.spans.length} spans${forwardErrors.length ? ` (${forwardErrors.join('; ')})` : ''}`,
+    );
+    expect(new Set(served.map((span) => span.id))).toEqual(new Set(tree.spans.map((span) => span.spanId)));
+    expect(served.find((span) => span.id === check.matched['restart-delete']!.spanId)?.localEndpoint?.serviceName).toBe('swarm-restart');
+    expect(forwardErrors).toEqual([]);
   });
 });

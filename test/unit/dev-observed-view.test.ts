@@ -2,9 +2,11 @@
 // observations of a scale 2 → 3 on real Knative, the functions waking from
 // zero and going back; a line only when something changed.
 import { describe, expect, it } from 'vitest';
+import { changeTraces, configWrites, versionTraces } from '../../dev/change-traces.js';
 import { describeMoves, observedView, sharesTable, statusLine, type Observed, type ObservedMemory } from '../../dev/observed-view.js';
 import type { Swarm } from '../../lib/api/types.js';
 import { swarmView, type SwarmView } from '../../lib/introspection/view.js';
+import type { CollectedSpan } from '../harness/trace-sink.js';
 
 const SWARM = 'swarm/swarm-worker';
 const worker = (n: number) => `swarm-worker-${n}`;
@@ -81,6 +83,91 @@ describe('observed live view', () => {
     const blind = observedView(first.memory, { time: '10:00:01', swarm: SWARM, status: running(1, 2), functionPods: {} });
     expect(blind.lines).toEqual([]);
     expect(observedView(blind.memory, { time: '10:00:02', swarm: SWARM, status: running(1, 2), view: v1, functionPods: {} }).lines).toEqual([]);
+  });
+});
+
+describe('trace links', () => {
+  const url = (id: string) => `http://localhost:9411/zipkin/traces/${id}`;
+  it('prints each version\'s link once, when its trace is in, oldest first', () => {
+    const at = (time: string, links: [number, string][]): Observed => ({ time, swarm: SWARM, status: running(2, 3), view: v2, functionPods: {}, traceLinks: new Map(links) });
+    const lines = play([at('10:00:00', []), at('10:00:01', [[2, url('b')]]), at('10:00:02', [[2, url('b')]]), at('10:00:03', [[3, url('c')], [2, url('b')], [1, url('a')]])]);
+    expect(lines.filter((l) => l.includes(' trace '))).toEqual([
+      `10:00:01 trace   ${SWARM}  v2  ${url('b')}`,
+      `10:00:03 trace   ${SWARM}  v1  ${url('a')}`,
+      `10:00:03 trace   ${SWARM}  v3  ${url('c')}`,
+    ]);
+  });
+});
+
+describe('changeTraces', () => {
+  const span = (traceId: string, attributes: Record<string, string>, start = 1n, kind: CollectedSpan['kind'] = 'producer'): CollectedSpan => ({
+    traceId,
+    spanId: '00000000000000a1',
+    name: 'send info.k8slab.swarm.assignment.changed',
+    kind,
+    service: 'swarm-assign',
+    scope: '',
+    startTimeUnixNano: start,
+    endTimeUnixNano: start,
+    attributes,
+    resource: {},
+    status: 'unset',
+  });
+  const announce = (traceId: string, version: number, name = 'swarm-worker', start = 1n) =>
+    span(traceId, { 'cloudevents.event_type': 'info.k8slab.swarm.assignment.changed', 'cloudevents.event_source': `/apis/k8slab.info/v1alpha1/namespaces/swarm/swarms/${name}`, 'cloudevents.event_id': `uid-1.${version}` }, start);
+
+  it('joins a config version to the trace of the assign that announced it, for this Swarm only; the earliest announcement wins', () => {
+    const traces = changeTraces(
+      [
+        announce('t3-again', 3, 'swarm-worker', 9n),
+        announce('t3', 3, 'swarm-worker', 5n),
+        announce('t2', 2),
+        announce('other', 4, 'other-pool'),
+        span('consumer', { 'cloudevents.event_type': 'info.k8slab.swarm.assignment.changed', 'cloudevents.event_source': '/apis/k8slab.info/v1alpha1/namespaces/swarm/swarms/swarm-worker', 'cloudevents.event_id': 'uid-1.5' }, 1n, 'consumer'),
+      ],
+      'swarm',
+      'swarm-worker',
+    );
+    expect([...traces].sort()).toEqual([
+      [2, 't2'],
+      [3, 't3'],
+    ]);
+  });
+});
+
+describe('versionTraces', () => {
+  const write = (traceId: string, startMs: number, attributes: Record<string, string | number> = {}): CollectedSpan => ({
+    traceId,
+    spanId: '00000000000000b1',
+    name: 'kube PATCH configmaps',
+    kind: 'client',
+    service: 'swarm-assign',
+    scope: '',
+    startTimeUnixNano: BigInt(startMs) * 1_000_000n,
+    endTimeUnixNano: BigInt(startMs) * 1_000_000n,
+    attributes: { 'kube.verb': 'PATCH', 'kube.resource': 'configmaps', 'k8s.namespace.name': 'swarm', 'kube.name': 'swarm-worker-config', 'http.response.status_code': 200, ...attributes },
+    resource: {},
+    status: 'unset',
+  });
+
+  it('keeps successful writes of the Swarm\'s ConfigMap only', () => {
+    const writes = configWrites(
+      [write('b', 2000), write('a', 1000, { 'kube.verb': 'CREATE', 'http.response.status_code': 201 }), write('conflict', 1500, { 'http.response.status_code': 409 }), write('other', 1600, { 'kube.name': 'other-config' }), write('read', 1700, { 'kube.verb': 'GET' })],
+      'swarm',
+      'swarm-worker-config',
+    );
+    expect(writes).toEqual([{ traceId: 'a', startMs: 1000 }, { traceId: 'b', startMs: 2000 }]);
+  });
+
+  it('links a version to its announcing trace, else to the last write between the previous sighting and its own', () => {
+    const writes = [{ traceId: 'w1', startMs: 900 }, { traceId: 'w2a', startMs: 1500 }, { traceId: 'w2b', startMs: 1800 }, { traceId: 'w4', startMs: 4500 }];
+    const traces = versionTraces(
+      [{ version: 1, atMs: 1000 }, { version: 2, atMs: 2000 }, { version: 3, atMs: 3000 }, { version: 4, atMs: 4000 }],
+      new Map([[3, 'announced3'], [5, 'announced5']]),
+      writes,
+    );
+    // v4: the only write left started after v4 was seen (v5's, say): no link.
+    expect([...traces].sort()).toEqual([[1, 'w1'], [2, 'w2b'], [3, 'announced3'], [5, 'announced5']]);
   });
 });
 
