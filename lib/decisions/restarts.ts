@@ -135,13 +135,19 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
   const unavailable = kept.filter((w) => !isServing(facts(w).pod) || claimed(facts(w).pod)).length;
   let budget = maxUnavailable - unavailable;
 
+  // A worker waited for that the pool does not have (past its replicas, no pod of that name left) runs nothing, and
+  // its pod, created only once the pool grows, reads the current share. Waiting for it would wait for the scale-up
+  // that waits for these restarts under BreakBeforeMake (lib/decisions/scale.ts).
+  const anyPod = podsOfPoolByName(statefulSet, obs.pods);
+  const vacant = (w: string) => !live.has(w) && !anyPod.has(w);
+
   const deletes: PodView[] = [];
   const blocked: string[] = [];
   for (const step of steps) {
     if (state.get(step.worker) !== 'pending') continue;
     // Another reconcile is deleting it (its intent is recorded): counted above, not deleted twice.
     if (claimed(facts(step.worker).pod)) continue;
-    const notYet = step.waitFor.filter((w) => !settled(facts(w), stepOf.get(w)));
+    const notYet = step.waitFor.filter((w) => !settled(facts(w), stepOf.get(w)) && !vacant(w));
     if (notYet.length) {
       blocked.push(`${step.worker} waits for ${notYet.join(', ')} to acknowledge`);
       continue;

@@ -563,6 +563,9 @@ class World {
         return { kind: 'none' };
       },
       served: (instance: string, op: string, result: unknown, stale: boolean) => {
+        // A stale read may hide what its event announced (a ConfigMap deleted, read as still there): the reconcile
+        // acts as if that event never came, and the resync repairs it, as for a lost event.
+        if (stale) this.checker.eventLost();
         // What status is judged from: the pods and the Leases as read (a stale read: not checked).
         if (op === 'listLeases' || op === 'listPods') this.reads.set(`${instance}/${op}`, stale ? undefined : this.checker.snapshot());
         // The config an instance's status speaks of: the one it read, or the one it wrote.

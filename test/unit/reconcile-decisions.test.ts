@@ -148,6 +148,20 @@ describe('decideRestarts', () => {
     expect(decideRestarts({ swarm: fewer, statefulSet: sts(3), workspace, pods: ready }).deletes.map((p) => p.name)).toEqual(['swarm-worker-1']);
   });
 
+  it('does not wait for a worker the pool does not have yet: its pod comes with the scale-up that waits for this restart (seed 1542)', () => {
+    // spec.replicas 2 → 4 under BreakBeforeMake: the StatefulSet grows only once the recorded restarts are done
+    // (scale.ts), and worker-0's restart waits for the losers, two of which have no pod until then.
+    const grown = validSwarm(swarmOf({ replicas: 4, restart: RESTART }));
+    const pods = [pod(0), pod(1)];
+    const workspace = { version: 7, steps: [{ worker: 'swarm-worker-0', staleUid: pods[0]!.uid, waitFor: ['swarm-worker-1', 'swarm-worker-2', 'swarm-worker-3'] }] };
+    const free = decideRestarts({ swarm: grown, statefulSet: sts(2), workspace, pods });
+    expect([free.deletes.map((p) => p.name), free.waiting]).toEqual([['swarm-worker-0'], '']);
+    // A pod of that name still departing (a shrink under way) may run the older share: waited for.
+    const departing = decideRestarts({ swarm: grown, statefulSet: sts(2), workspace, pods: [...pods, pod(2, { terminating: true })] });
+    expect(departing.deletes).toEqual([]);
+    expect(departing.waiting).toMatch(/swarm-worker-0 waits for swarm-worker-2/);
+  });
+
   it('never deletes more than maxUnavailable, counting pods already out of service', () => {
     const { pods, workspace } = scaleUp();
     const two = validSwarm(swarmOf({ restart: { ...RESTART, maxUnavailable: 2 } }));
