@@ -201,14 +201,8 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
     // a pod of theirs may have mounted the older share, so status infers that a
     // worker which cannot acknowledge runs it only from its start time (coverage.ts).
     // Hot-reloading workers never restart to load a share: none are judged so.
-    // So may a new worker's pod that exists but had not started when read: its kubelet may have mounted the older
-    // config, or its container started before this write landed (the simulator's seed 6598: it read no file at all).
     const pinned = new Set(restarts.steps.map((s) => s.worker));
-    const starting = plan.addedWorkers.filter((w) => {
-      const pod = facts(w).pod;
-      return pod !== undefined && !pod.terminating && !pod.ready && pod.startedAt === undefined;
-    });
-    const unpinned = spec.restart.policy === 'Restart' ? { unpinned: [...new Set([...plan.changedWorkers, ...unknown, ...starting])].filter((w) => !pinned.has(w)) } : {};
+    const unpinned = spec.restart.policy === 'Restart' ? { unpinned: [...new Set([...plan.changedWorkers, ...unknown])].filter((w) => !pinned.has(w)) } : {};
     annotations = withLastChange(annotations, { version: config.version, moves: plan.moves, ...(obs.now ? { at: obs.now } : {}), ...unpinned });
   }
 

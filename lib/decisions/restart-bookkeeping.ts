@@ -72,7 +72,7 @@ function restartWorkspace(
   // StatefulSet made it before this write): it runs an older config, like a
   // changed worker, until it says otherwise (a hot reload settles the step).
   // So is one that cannot acknowledge once its container runs: what it read cannot be observed
-  // (a pod whose container has not started yet is not pinned: assign lists it as unpinned, judged by its start time).
+  // (a pod whose container has not started yet reads the share being written).
   const predating = plan.addedWorkers.filter((w) => {
     const { pod, ack } = now.facts(w);
     if (!pod || pod.terminating) return false;

@@ -90,20 +90,6 @@ describe('versions never go backwards', () => {
     expect(next(workerPod(2, { startedAt: plus(1), ready: false })).map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
   });
 
-  it('a new worker whose pod exists but has not started when its share is written is judged by its start time (seed 6598)', () => {
-    // Its kubelet may have mounted the older config, or its container may start before the write lands (it then
-    // reads no share at all): no restart is pinned to it, so only a start past the margin vouches for it.
-    const two = converge(decideConfigMap({ swarm: publishedAt(0, RESTART), statefulSet: sts(2), configMap: undefined, pods: [workerPod(0, { startedAt: plus(-60) }), workerPod(1, { startedAt: plus(-60) })], now: T }));
-    const configMap = { ...two.configMap, uid: 'cm-uid', resourceVersion: '10' };
-    const grown = converge(decideConfigMap({ swarm: publishedAt(two.config.version, RESTART), statefulSet: sts(3), configMap, pods: [workerPod(0), workerPod(1), workerPod(2, { ready: false })], now: T }));
-    expect(readLastChange(grown.configMap.annotations)?.unpinned).toContain('swarm-worker-2');
-    const after = { ...grown.configMap, uid: 'cm-uid', resourceVersion: '11' };
-    const next = (pod2: PodView) =>
-      readRestarts(converge(decideConfigMap({ swarm: publishedAt(grown.config.version, RESTART), statefulSet: sts(3), configMap: after, pods: [workerPod(0), workerPod(1), pod2], now: plus(30) })).configMap.annotations).steps.map((s) => s.worker);
-    expect(next(workerPod(2, { startedAt: plus(1) }))).toContain('swarm-worker-2');
-    expect(next(workerPod(2, { startedAt: plus(INFERENCE_MARGIN_SECONDS) }))).not.toContain('swarm-worker-2');
-  });
-
   it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
     const garbled = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(2), configMap: configMapWith('workloads: [unclosed'), pods: [workerPod(0), workerPod(1)] }));
     expect(garbled.malformedPrevious).toBeDefined();
