@@ -21,6 +21,7 @@ import { parse } from 'yaml';
 import { joinDocuments, splitDocuments, type Manifest } from '../../bin/deploy-plan.js';
 import type { ProgressFn } from '../controlplane/build.js';
 import { buildKnativeImages } from '../controlplane/knative-images.js';
+import { eventually } from '../support/timeline.js';
 import type { Hop } from './trace-sink.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -136,23 +137,20 @@ export async function traceFunctions(kubectl: Kubectl, namespace = 'swarm-system
  * whose function exports no span.
  */
 export async function functionsServeLatest(kubectl: Kubectl, namespace = 'swarm-system', timeoutMs = 300_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   for (const name of FUNCTION_SERVICES) {
-    for (;;) {
+    await eventually(`${name} serving its latest Revision`, async () => {
       const ksvc = JSON.parse(await kubectl(['get', 'ksvc', name, '-n', namespace, '-o', 'json'])) as {
         metadata: { generation?: number };
         status?: { observedGeneration?: number; latestCreatedRevisionName?: string; latestReadyRevisionName?: string; conditions?: { type: string; status: string }[] };
       };
       const st = ksvc.status;
-      const serving =
+      return (
         st?.observedGeneration === ksvc.metadata.generation &&
         st?.latestCreatedRevisionName !== undefined &&
         st.latestReadyRevisionName === st.latestCreatedRevisionName &&
-        st.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      if (serving) break;
-      if (Date.now() > deadline) throw new Error(`${name} does not serve its latest Revision after ${timeoutMs / 1000} s`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+        st.conditions?.find((c) => c.type === 'Ready')?.status === 'True'
+      );
+    }, timeoutMs, 1000);
   }
 }
 

@@ -30,7 +30,7 @@ import { defaultWorkDir, repoRoot } from '../controlplane/cluster.js';
 import { NODE_IP } from '../controlplane/node-config.js';
 import { apiClients } from '../harness/cluster-fixtures.js';
 import { awaitKnativeInBackground } from '../harness/knative-background.js';
-import { restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
+import { functionsServeLatest, restartingPoolManifests, scaleUpHops, traceFunctions, uninstallTracing } from '../harness/knative-tracing.js';
 import { applySample, installKnativeWithTracing, kubectl, SYSTEM_NAMESPACE, uninstallSwarmAndKnative, waitReady } from '../harness/real-knative.js';
 import { postToBroker, ROUTING_BROKER, routingManifests, startRecorder } from '../harness/routing-broker.js';
 import { serveNamespace, swarmOnKnative } from '../harness/swarm-on-knative.js';
@@ -98,25 +98,6 @@ async function running(name: string, replicas: number): Promise<void> {
   }, 5 * MINUTES, 1000);
 }
 
-/** Waits until each function Knative Service serves its newest Revision (after traceFunctions made one). */
-async function latestRevisionsReady(): Promise<void> {
-  for (const name of ['swarm-assign', 'swarm-restart']) {
-    await eventually(`${name} serving its latest Revision`, async () => {
-      const ksvc = JSON.parse(await kubectl(kubeconfig, ['get', 'ksvc', name, '-n', SYSTEM_NAMESPACE, '-o', 'json'])) as {
-        metadata: { generation?: number };
-        status?: { observedGeneration?: number; latestCreatedRevisionName?: string; latestReadyRevisionName?: string; conditions?: { type: string; status: string }[] };
-      };
-      const st = ksvc.status;
-      return (
-        st?.observedGeneration === ksvc.metadata.generation &&
-        st?.latestCreatedRevisionName !== undefined &&
-        st.latestReadyRevisionName === st.latestCreatedRevisionName &&
-        st.conditions?.find((c) => c.type === 'Ready')?.status === 'True'
-      );
-    }, 5 * MINUTES, 1000);
-  }
-}
-
 describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik) on the real node', () => {
   let sink: TraceSink | undefined;
   let workerImage = '';
@@ -134,8 +115,9 @@ describe.skipIf(!realNode)('Swarm on real Knative (Serving + Eventing + Traefik)
     // Swarm as the other e2e files found it (deployed by the first of them), its functions then
     // re-revisioned to export their spans; the sample's namespace served like theirs.
     const swarm = await swarmOnKnative({ kubeconfig, workDir, progress });
-    await traceFunctions((args, stdin) => kubectl(kubeconfig, args, stdin), SYSTEM_NAMESPACE);
-    await latestRevisionsReady();
+    const kubectlHere = (args: readonly string[], stdin?: string) => kubectl(kubeconfig, args, stdin);
+    await traceFunctions(kubectlHere, SYSTEM_NAMESPACE);
+    await functionsServeLatest(kubectlHere, SYSTEM_NAMESPACE, 5 * MINUTES);
     await serveNamespace(kubeconfig, NS, progress);
     await applySample(kubeconfig, swarm.workerImage);
     workerImage = swarm.workerImage;
