@@ -125,7 +125,7 @@ export class Checker {
     for (const [job, set] of this.owners) if (set.has(proc)) this.excused.set(job, Math.max(this.excused.get(job) ?? 0, until));
   }
 
-  /** An event was lost on its way to the functions: the jobs excused now wait for the resync. */
+  /** An event was lost on its way to the functions (dropped, or dead-lettered): the jobs excused now wait for the resync. */
   eventLost(): void {
     const now = this.now();
     for (const [job, until] of this.excused) if (until >= now) this.awaitingResync.add(job);

@@ -502,7 +502,11 @@ class World {
 
   /** Knative's delivery spec: retry 6, exponential from 0.5 s; then the dead-letter sink. */
   private retry(d: Delivery, why: string): void {
-    if (d.attempt >= 6) return this.log(`dead letter ${d.label}: ${why}`);
+    if (d.attempt >= 6) {
+      // Dead-lettered, the event never reaches the functions: lost like a dropped one, repaired by the resync.
+      this.checker.eventLost();
+      return this.log(`dead letter ${d.label}: ${why}`);
+    }
     const delay = 500 * 2 ** d.attempt;
     this.timeline.after(delay, () => this.deliver({ ...d, attempt: d.attempt + 1 }));
   }
