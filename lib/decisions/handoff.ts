@@ -64,9 +64,9 @@ export interface Custody {
  * - expired (workers.ts isExpired): a worker that heartbeats whose running pod
  *   turned NotReady (docs/failure-detection.md). Under break-before-make
  *   (`breaksFirst`) only these move: such a worker fenced itself, so it
- *   counts as stopped; with no serving peer its share goes to nobody, so
- *   the config changes and the worker, fenced until it reads a newer one, can
- *   come back.
+ *   counts as stopped; with no serving peer the assignment stands and the
+ *   staging withholds its jobs (breakBeforeMake: they await it), so its share
+ *   empties and the worker, fenced until it reads an empty one, can come back.
  * The jobs the target gives it go to serving peers (to the one already
  * publishing a job, else the least loaded), staged like any move: a stopping
  * pod waits for its share to empty (HANDOVER_ANNOTATION). Once the pod is gone,
@@ -97,7 +97,9 @@ export function inCustody(
   if (away.length === 0) return { target, handover: true };
   // Not one that is out though Ready (fenced, its pod not NotReady yet): it would be given its own jobs.
   const serving = workers.filter((w) => isServing(facts(w).pod) && !out(w));
-  if (serving.length === 0 && pool.breaksFirst) return { target: { ...target, ...Object.fromEntries(away.map((w) => [w, []])) }, handover: true };
+  // Breaking first with nobody to take them: the jobs stay the expired worker's, awaiting it (breakBeforeMake), not
+  // nobody's: a job on its way to it from a holder that may still run it must go on waiting for that holder (seed 4918).
+  if (serving.length === 0 && pool.breaksFirst) return { target, handover: true };
   // No worker of the assignment serves, but a departing pod (past the replicas, kept by OrderedReady while a
   // predecessor is unhealthy) still does: it runs the jobs until a worker of the assignment serves again.
   const lastResort = serving.length === 0 && !pool.breaksFirst ? (pool.departing ?? []).filter((w) => !(w in target) && isServing(facts(w).pod)) : [];
@@ -215,7 +217,9 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     const mine = new Set(previous.workloads[worker]?.jobs ?? []);
     // A job published to this worker and to another (a make-before-break hand-off in flight when the
     // handoff switched) waits like any other: never two owners from here on.
-    const awaiting = owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && earlier.has(j) && !othersStopped));
+    // An expired worker runs nothing (it fenced itself) and must read a share of none to come back: every job it
+    // owns awaits it, so the job is remembered as on its way (`earlier`) rather than dropped to nobody.
+    const awaiting = fenced(worker) ? [...owns] : owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && earlier.has(j) && !othersStopped));
     const waiting = new Set(awaiting);
     jobs[worker] = owns.filter((j) => !waiting.has(j));
     if (awaiting.length > 0) {

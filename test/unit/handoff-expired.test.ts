@@ -6,12 +6,12 @@
 // failover.yml. Pure decisions over plain data.
 import { describe, expect, it } from 'vitest';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
-import { inCustody } from '../../lib/decisions/handoff.js';
+import { inCustody, stageHandoff } from '../../lib/decisions/handoff.js';
 import type { WorkerFacts } from '../../lib/decisions/restarts.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { isExpired } from '../../lib/decisions/workers.js';
 import type { LeaseView, PodView } from '../../lib/kube/types.js';
-import { FAILOVER_KEY, FENCED_ANNOTATION, PROTOCOL_ANNOTATION, parse, parseFailover, render } from '../../lib/workerconfig/index.js';
+import { FAILOVER_KEY, FENCED_ANNOTATION, PROTOCOL_ANNOTATION, assignmentOf, nextConfig, parse, parseFailover, render } from '../../lib/workerconfig/index.js';
 import { swarmOf } from '../support/fixtures.js';
 import { acknowledgement, acknowledgingLabels, configOf, converge, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
 
@@ -44,10 +44,44 @@ describe('an expired worker', () => {
     }
   });
 
-  it('breaking first with no serving peer: its share goes to nobody, so the config changes and it can come back', () => {
+  it('breaking first with no serving peer: its jobs await it, so its share empties and it can come back', () => {
     const all = facts(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
-    expect(Object.values(inCustody(target, previous, all, { replacesUnderOwnName: true, breaksFirst: true }).target).flat()).toEqual([]);
+    const custody = inCustody(target, previous, all, { replacesUnderOwnName: true, breaksFirst: true });
+    expect(custody.target).toEqual(target);
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous, target: custody.target, facts: all });
+    expect(Object.values(staged.jobs).flat()).toEqual([]);
+    expect(staged.marks).toEqual({ 'swarm-worker-0': { awaiting: ['a', 'b'] }, 'swarm-worker-1': { awaiting: ['c', 'd'] }, 'swarm-worker-2': { awaiting: ['e', 'f'] } });
     expect(inCustody(target, previous, all, { replacesUnderOwnName: true }).target).toEqual(target);
+  });
+
+  // The simulator's seed 4918 (corpus bbm-expired-gainer-forgets-holder): job-3 moved from workers-1 (a pod
+  // departing in a scale-down, its share not yet reloaded) to workers-0 as workers-0 expired with no serving peer.
+  // Dropped to nobody, the move was forgotten: once workers-0 came back it gained job-3 at once, beside workers-1.
+  it('breaking first with no serving peer: a job on its way to it still waits for the holder that may run it', () => {
+    const v11 = parse(
+      render({
+        version: 11,
+        workloads: { 'swarm-worker-0': { jobs: [], version: 11 }, 'swarm-worker-1': { jobs: ['job-2', 'job-3'], version: 11 }, 'swarm-worker-2': { jobs: ['job-1'], version: 1 } },
+      }),
+    );
+    const moved = { 'swarm-worker-0': ['job-3'], 'swarm-worker-1': ['job-2'], 'swarm-worker-2': ['job-1'] };
+    const departing = (ordinal: number, ack: WorkerFacts['ack']): WorkerFacts => ({ pod: pod(ordinal, { terminating: true }), ack, heartbeats: true });
+    const expired = (w: string): WorkerFacts => (w === 'swarm-worker-0' ? { pod: unready(0), ack: 'runs', heartbeats: true } : departing(Number(w.slice(-1)), 'runs'));
+    const custody = inCustody(moved, v11, expired, { replacesUnderOwnName: true, breaksFirst: true });
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v11, target: custody.target, facts: expired });
+    const v12 = nextConfig(v11, staged.jobs, { marks: staged.marks });
+    expect(v12.workloads['swarm-worker-0']).toMatchObject({ jobs: [], awaiting: ['job-3'] });
+    expect(v12.workloads['swarm-worker-1']!.jobs).toEqual(['job-2']);
+    // workers-0 is back (a new container); workers-1 has not acknowledged giving job-3 up: job-3 still waits.
+    const back = (behind: boolean) => (w: string): WorkerFacts =>
+      w === 'swarm-worker-0' ? { pod: pod(0), ack: 'runs', heartbeats: true } : departing(Number(w.slice(-1)), w === 'swarm-worker-1' && behind ? 'differs' : 'runs');
+    const target = assignmentOf(v12);
+    expect(target['swarm-worker-0']).toEqual(['job-3']);
+    const waiting = stageHandoff({ handoff: 'BreakBeforeMake', previous: v12, target, facts: back(true) });
+    expect(waiting.jobs['swarm-worker-0']).toEqual([]);
+    expect(waiting.marks['swarm-worker-0']).toEqual({ awaiting: ['job-3'] });
+    // Once it has, workers-0 gains it.
+    expect(stageHandoff({ handoff: 'BreakBeforeMake', previous: v12, target, facts: back(false) }).jobs['swarm-worker-0']).toEqual(['job-3']);
   });
 
   it('breaking first, a stuck worker (crash loop) is not taken into custody: only an expired one fenced itself', () => {
