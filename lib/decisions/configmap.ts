@@ -33,7 +33,7 @@ import { sizeProblem } from './configmap-size.js';
 import { SPEC_GENERATION_ANNOTATION, specGenerationOf, specReadIsOlder } from './spec-generation.js';
 import { jsonEqual } from './equal.js';
 import { inCustody, sharedInCustody, stageHandoff } from './handoff.js';
-import { nextRestarts } from './restart-bookkeeping.js';
+import { nextRestarts, sealRestarts } from './restart-bookkeeping.js';
 import { stepState, workerFacts, type WorkerFacts } from './restarts.js';
 import { workerCount } from './scale.js';
 import { podsOfPool, podsOfPoolByName, poolWorkerNames } from './workers.js';
@@ -140,7 +140,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Every live pod of the pool is a holder, wherever its ordinal (workers.ts podsOfPoolByName).
   const facts0 = workerFacts({ statefulSet, workers: holders, pods: obs.pods, ...(previous ? { config: previous } : {}), ...leases, anyOrdinal: true });
   // A worker restarted to load (policy Restart) still runs its older share while its pinned pod lives.
-  const recorded = readRestarts(configMap?.annotations ?? {});
+  const inForce = readRestarts(configMap?.annotations ?? {});
+  // Pinned anew from pods listed after the write that recorded it (observe lists them again while unsealed).
+  const recorded = sealRestarts(inForce, (worker) => facts0(worker).pod);
   const held =
     spec.restart.policy === 'None'
       ? facts0
@@ -194,17 +196,9 @@ export function decideConfigMap(obs: AssignObservation, read: ConfigReader = rea
   // Restart bookkeeping, only for workers that are restarted to reload. Finished
   // steps are forgotten here, in assign's own guarded write (restart never
   // writes the ConfigMap), so status is judged from live bookkeeping only.
-  const restarts = nextRestarts({ restart: spec.restart, recorded, plan, now: { statefulSet, workers, facts }, config, annotations, unknown });
-  if (plan || !jsonEqual(restarts.steps, recorded.steps)) annotations = withRestarts(annotations, restarts);
-  if (moved) {
-    // Workers whose share changed with no pod pinned for a restart (none was listed):
-    // a pod of theirs may have mounted the older share, so status infers that a
-    // worker which cannot acknowledge runs it only from its start time (coverage.ts).
-    // Hot-reloading workers never restart to load a share: none are judged so.
-    const pinned = new Set(restarts.steps.map((s) => s.worker));
-    const unpinned = spec.restart.policy === 'Restart' ? { unpinned: [...new Set([...plan.changedWorkers, ...unknown])].filter((w) => !pinned.has(w)) } : {};
-    annotations = withLastChange(annotations, { version: config.version, moves: plan.moves, ...(obs.now ? { at: obs.now } : {}), ...unpinned });
-  }
+  const restarts = nextRestarts({ restart: spec.restart, recorded, plan, now: { statefulSet, workers, facts }, config, unknown });
+  if (plan || inForce.unsealed || !jsonEqual(restarts.steps, inForce.steps)) annotations = withRestarts(annotations, restarts);
+  if (moved) annotations = withLastChange(annotations, { version: config.version, moves: plan.moves, ...(obs.now ? { at: obs.now } : {}) });
 
   const desired: ConfigMapView = {
     name: spec.configMapName,

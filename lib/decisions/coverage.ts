@@ -5,9 +5,9 @@
 // share it had before the last change (rebuilt from that change's moves) runs
 // those jobs: they are covered while it waits for its restart. Workers whose
 // pods do not declare that they acknowledge (no `k8slab.info/acknowledges:
-// lease` label) fall back to an inference — Ready, no restart pending, and
-// started late enough to have read the share (inferredRunsShare) — reported
-// as unverified.
+// lease` label) fall back to an inference — Ready, and no restart pending
+// (every pod that may hold an older share is pinned for one) — reported as
+// unverified.
 import type { PodView } from '../kube/types.js';
 import type { Move } from '../plan/index.js';
 import {
@@ -29,21 +29,11 @@ export interface WorkerCoverage {
   runningVersion?: number;
 }
 
-/**
- * How long after its share was written a container must have started to be
- * inferred to have read it: the kubelet may have mounted the ConfigMap before
- * the write (a pod created just before it, in the list→write window) and keeps
- * a cached copy, and the writer's clock and the node's may differ.
- */
-const INFERENCE_MARGIN_SECONDS = 5;
-
 /** When the current config version was written (the last-change annotation, lib/decisions/workspace.ts). */
 export interface WrittenAt {
   version: number;
   /** RFC 3339; absent in annotations written before the time was recorded. */
   at?: string;
-  /** Workers whose share changed at that write with no pod pinned for a restart: judged by start time. */
-  unpinned?: readonly string[];
   /** That write's moves, when all were recorded: the shares before it can be rebuilt (shareBefore). */
   moves?: readonly Move[];
 }
@@ -57,7 +47,7 @@ export interface CoverageInput {
   leases: readonly LeaseLike[];
   /** Workers with a restart still outstanding (for the inference only). */
   restartPending: ReadonlySet<string>;
-  /** When the current version was written (for the inference only). */
+  /** The current version's write (its moves rebuild a share before it: shareBefore). */
   lastChange?: WrittenAt;
 }
 
@@ -114,36 +104,6 @@ export function judgeAcknowledgement(
 }
 
 /**
- * The inference for a worker that cannot acknowledge (its pod serves, no
- * restart is pending). Its share was written at the last recorded write with
- * no pod of its pinned for a restart (none was listed: its pod may have been
- * created just before the write, or be a replacement racing it), so nothing
- * makes its pod reload: it is inferred to run the share only if its container
- * started at least INFERENCE_MARGIN_SECONDS after that write. Otherwise the
- * share is unchanged since the pod started (an older version), or the pod
- * holding the older share was pinned and, no restart pending, replaced: the
- * restart bookkeeping's word stands. Without a recorded write time (older
- * annotations) or for hot-reloading workers, so does the bookkeeping's.
- */
-function inferredRunsShare(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
-  if (!lastChange?.at || shareVersion !== lastChange.version || !lastChange.unpinned?.includes(worker)) return true;
-  const written = Date.parse(lastChange.at);
-  const started = pod.startedAt === undefined ? NaN : Date.parse(pod.startedAt);
-  return !Number.isNaN(written) && !Number.isNaN(started) && started >= written + INFERENCE_MARGIN_SECONDS * 1000;
-}
-
-/**
- * A serving worker that cannot acknowledge and whose running share can never
- * be inferred: its pod started before the margin after the write that gave it
- * the share with no pod pinned. Nothing else would ever make that pod reload,
- * so assign pins it for one restart (configmap.ts withUnacknowledged); its
- * replacement starts after the write and is inferred.
- */
-export function unverifiable(worker: string, pod: PodView, shareVersion: number, lastChange: WrittenAt | undefined): boolean {
-  return !declaresAcknowledgement(pod) && !inferredRunsShare(worker, pod, shareVersion, lastChange);
-}
-
-/**
  * The jobs `worker` held before the last change, when that change gave it the
  * share it has now (`share`) and every move of it was recorded: its share less
  * what it gained, plus what it gave up. Undefined otherwise: an older share
@@ -187,7 +147,9 @@ export function computeCoverage(input: CoverageInput): Coverage {
       }
       workers.set(worker, { state: runs ? 'Acknowledged' : 'Uncovered', ...(own ? { runningVersion: own.version } : {}) });
     } else {
-      const runs = serving && !input.restartPending.has(worker) && inferredRunsShare(worker, pod, share.version, input.lastChange);
+      // Every pod that may have mounted an older share is pinned for a restart (restart-bookkeeping.ts, the seal
+      // included), so a serving one with none pending started on its share.
+      const runs = serving && !input.restartPending.has(worker);
       if (runs) for (const job of share.jobs) inferred.add(job);
       workers.set(worker, { state: runs ? 'Inferred' : 'Uncovered' });
     }

@@ -9,10 +9,9 @@ import { workerIndex } from '../assignment/workers.js';
 import type { PodView, PoolView } from '../kube/types.js';
 import { restartOrder, type AssignmentDiff } from '../plan/index.js';
 import type { WorkerConfig } from '../workerconfig/index.js';
-import { unverifiable, type WrittenAt } from './coverage.js';
 import { stepState, type WorkerFacts } from './restarts.js';
 import { isServing, poolWorkerNames } from './workers.js';
-import { readLastChange, type RecordedStep, type RestartWorkspace } from './workspace.js';
+import type { RecordedStep, RestartWorkspace } from './workspace.js';
 
 type RestartSpec = ValidSwarm['spec']['restart'];
 
@@ -36,15 +35,13 @@ export function nextRestarts(input: {
   plan: AssignmentDiff | undefined;
   now: WorkersNow;
   config: WorkerConfig;
-  /** The ConfigMap's annotations, for when the config in force was written. */
-  annotations: Record<string, string>;
   /** Workers whose pods' loaded share is unknown (the previous config was lost). */
   unknown: readonly string[];
 }): RestartWorkspace {
   const { recorded, plan, now, config } = input;
   if (input.restart.policy !== 'Restart') return { version: config.version, steps: [] };
   if (plan) return restartWorkspace(recorded, plan, now, config.version, input.unknown);
-  return { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, now.facts), now, unverifiableIn(config, readLastChange(input.annotations))) };
+  return { version: recorded.version, steps: withUnacknowledged(pendingSteps(recorded.steps, now.facts), now) };
 }
 
 /**
@@ -82,10 +79,34 @@ function restartWorkspace(
   const change = { ...plan, changedWorkers: [...restarting] };
   const steps = restartOrder(change, undefined, carried).flatMap((s) => {
     const pod = now.facts(s.worker).pod;
-    // No pod: the StatefulSet will create one, and it will read the new share.
+    // No pod when listed: one made later reads the new share, unless made before this write landed (the seal).
     return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];
   });
-  return { version, steps: withUnacknowledged(steps, now) };
+  const unsealed = [...new Set([...restarting, ...plan.addedWorkers])].sort();
+  return { version, steps: withUnacknowledged(steps, now), ...(unsealed.length ? { unsealed } : {}) };
+}
+
+/**
+ * The recorded steps once the pods are listed after the write that recorded
+ * them landed (observe lists them again while it is unsealed): a live pod of an
+ * unsealed worker other than the one pinned was made between the list that
+ * write was decided from and its landing, so it may have mounted the older
+ * config (the simulator's seeds 6598, 1164: a rolling restart's pods, and one
+ * replacing a pod that was terminating when listed, started on no share and
+ * were taken for done). It is pinned in turn, keeping the waits of the step it
+ * replaces; a pod made after this list reads the new share. A terminating one
+ * runs nothing once gone, and departs like any other.
+ */
+export function sealRestarts(recorded: RestartWorkspace, podOf: (worker: string) => PodView | undefined): RestartWorkspace {
+  if (!recorded.unsealed) return recorded;
+  const steps = new Map(recorded.steps.map((s) => [s.worker, s] as const));
+  for (const worker of recorded.unsealed) {
+    const pod = podOf(worker);
+    const step = steps.get(worker);
+    if (!pod || pod.terminating || step?.staleUid === pod.uid) continue;
+    steps.set(worker, { worker, staleUid: pod.uid, waitFor: step?.waitFor ?? [] });
+  }
+  return { version: recorded.version, steps: [...steps.values()] };
 }
 
 /** Steps whose pod still holds an older share: the pinned pod is live and does not acknowledge its share yet. */
@@ -97,26 +118,14 @@ function pendingSteps(steps: readonly RecordedStep[], facts: (worker: string) =>
  * Adds a step for every live pod that acknowledges a share other than its own
  * and has none: a pod that started before its share was written (a new worker,
  * one that predates the first assignment, one created while the config was
- * being written) runs what it read then, observed rather than assumed. So too,
- * with `unverifiable`, a serving pod that cannot acknowledge and whose share
- * no start time vouches for (coverage.ts unverifiable): else it stays
- * Uncovered for good.
+ * being written) runs what it read then, observed rather than assumed.
  */
-function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow, unverifiable?: (worker: string, pod: PodView) => boolean): RecordedStep[] {
+function withUnacknowledged(steps: readonly RecordedStep[], now: WorkersNow): RecordedStep[] {
   const stepped = new Set(steps.map((s) => s.worker));
   const extra = poolWorkerNames(now.statefulSet, now.workers, undefined).flatMap((worker) => {
     const { pod, ack } = now.facts(worker);
-    if (stepped.has(worker) || !pod || pod.terminating) return [];
-    if (ack !== 'differs' && !(pod.ready && unverifiable?.(worker, pod))) return [];
+    if (stepped.has(worker) || !pod || pod.terminating || ack !== 'differs') return [];
     return [{ worker, staleUid: pod.uid, waitFor: [] }];
   });
   return [...steps, ...extra];
 }
-
-/** The workers of `config` whose pods coverage.ts can judge neither by acknowledgement nor by start time. */
-const unverifiableIn =
-  (config: WorkerConfig, lastChange: WrittenAt | undefined) =>
-  (worker: string, pod: PodView): boolean => {
-    const share = config.workloads[worker];
-    return share !== undefined && unverifiable(worker, pod, share.version, lastChange);
-  };

@@ -127,6 +127,10 @@ export function decideRestarts(obs: RestartObservation): RestartDecision {
     // Hot-reloading workers: nothing to restart (assign records no steps for them).
     return { deletes: [], outstanding: [], waiting: '' };
   }
+  // A pod made while the last write was landing may hold an older share and be pinned yet (restart-bookkeeping.ts sealRestarts).
+  if (workspace.unsealed?.length) {
+    return { deletes: [], outstanding: [...new Set([...outstanding, ...workspace.unsealed.filter((w) => live.has(w))])], waiting: 'assign is listing the pods after its write' };
+  }
 
   // Pods past spec.replicas are departing (the StatefulSet's shrink is under way): they use no budget.
   const kept = workers.slice(0, Math.min(workers.length, swarm.spec.replicas ?? workers.length));

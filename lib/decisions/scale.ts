@@ -110,6 +110,8 @@ export function decideScale(input: ScaleInput): ScaleDecision {
   const outstanding = outstandingRestarts(input, assigned);
 
   if (desired > current) {
+    // Pods the StatefulSet makes before the pods are listed after the write could not be told from ones made before it landed.
+    if (input.workspace.unsealed?.length) return { kind: 'none', waiting: `growing to ${desired} once the pods are listed after the config write` };
     if (input.handoff === 'BreakBeforeMake' && outstanding.size > 0) {
       return { kind: 'none', waiting: `growing to ${desired} after ${[...outstanding].join(', ')} restarted (BreakBeforeMake)` };
     }

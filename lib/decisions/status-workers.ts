@@ -51,6 +51,8 @@ export function judgeWorkers(obs: StatusObservation): JudgedWorkers {
   // one `pods` uses (a StatefulSet read before a resize landed) is not a finished step (the simulator's seed 1013).
   const facts = sts ? workerFacts({ statefulSet: sts, pods: obs.pods, ...(obs.config ? { config: obs.config } : {}), ...(obs.leases ? { leases: obs.leases } : {}), anyOrdinal: true }) : (): WorkerFacts => ({});
   const outstanding = new Set(recorded.filter((s) => stepState(s, facts(s.worker)) !== 'done').map((s) => s.worker));
+  // A worker whose pods were not yet listed after the write that changed its share may hold the older one.
+  for (const worker of obs.workspace?.unsealed ?? []) if (live.has(worker)) outstanding.add(worker);
   const coverage: Coverage | undefined =
     sts && obs.config && !obs.problem
       ? computeCoverage({

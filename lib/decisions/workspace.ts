@@ -27,22 +27,23 @@ export interface RestartWorkspace {
   /** The config version the pending restarts bring the pods to. */
   version: number;
   steps: RecordedStep[];
+  /**
+   * Workers whose share this write changed, while the steps are pinned from the
+   * pods listed before it landed: a pod of theirs made in between may have
+   * mounted the older config. Until a look that listed the pods after the write
+   * pins those too (restart-bookkeeping.ts sealRestarts), nobody restarts or
+   * grows the pool. Absent once sealed.
+   */
+  unsealed?: string[];
 }
 
 export interface LastChange {
   version: number;
   /**
    * RFC 3339: when this config version was written (by the writer's clock).
-   * What "blocked since" and the inference from container start times count
-   * from; absent in annotations written before it was recorded.
+   * What "blocked since" counts from; absent in annotations written before it was recorded.
    */
   at?: string;
-  /**
-   * Workers whose share changed at this write while no pod of theirs was
-   * pinned for a restart (lib/decisions/coverage.ts judges them by start time).
-   * Absent for hot-reloading Swarms and in older annotations.
-   */
-  unpinned?: string[];
   movedTotal: number;
   /** The first LAST_CHANGE_MOVES_KEPT moves. */
   moves: Move[];
@@ -60,31 +61,36 @@ interface CompactRestarts {
   v: number;
   sts: string;
   s: Array<[number, string, number[]]>;
+  /** Unsealed workers' ordinals. */
+  u?: number[];
 }
 
 function encodeRestarts(ws: RestartWorkspace): string {
-  const sts = parseWorker(ws.steps[0]?.worker ?? '')?.statefulSet;
+  const unsealed = ws.unsealed ?? [];
+  const sts = parseWorker(ws.steps[0]?.worker ?? unsealed[0] ?? '')?.statefulSet;
   const ordinal = (w: string): number | undefined => (sts === undefined ? undefined : ordinalOf(sts, w));
-  const names = ws.steps.flatMap((s) => [s.worker, ...s.waitFor]);
+  const names = [...ws.steps.flatMap((s) => [s.worker, ...s.waitFor]), ...unsealed];
   // Workers not of one StatefulSet cannot be written as ordinals: keep their names.
   if (sts === undefined || names.some((w) => ordinal(w) === undefined)) return JSON.stringify(ws);
   const compact: CompactRestarts = {
     v: ws.version,
     sts,
     s: ws.steps.map((s) => [ordinal(s.worker) ?? 0, s.staleUid, s.waitFor.map((w) => ordinal(w) ?? 0)]),
+    ...(ws.unsealed ? { u: ws.unsealed.map((w) => ordinal(w) ?? 0) } : {}),
   };
   return JSON.stringify(compact);
 }
 
 function decodeCompact(parsed: Partial<CompactRestarts>): RestartWorkspace | undefined {
-  const { v, sts, s } = parsed;
+  const { v, sts, s, u } = parsed;
   if (typeof v !== 'number' || typeof sts !== 'string' || !Array.isArray(s)) return undefined;
   const isOrdinal = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+  const unsealed = Array.isArray(u) ? { unsealed: u.filter(isOrdinal).map((o) => workerName(sts, o)) } : {};
   const steps = s.filter(
     (step): step is [number, string, number[]] =>
       Array.isArray(step) && isOrdinal(step[0]) && typeof step[1] === 'string' && Array.isArray(step[2]) && step[2].every(isOrdinal),
   );
-  return { version: v, steps: steps.map(([w, uid, waits]) => ({ worker: workerName(sts, w), staleUid: uid, waitFor: waits.map((o) => workerName(sts, o)) })) };
+  return { version: v, steps: steps.map(([w, uid, waits]) => ({ worker: workerName(sts, w), staleUid: uid, waitFor: waits.map((o) => workerName(sts, o)) })), ...unsealed };
 }
 
 /** Tolerant: an absent or damaged annotation reads as "nothing pending". Reads the older verbose form too. */
@@ -96,7 +102,7 @@ export function readRestarts(annotations: Record<string, string>): RestartWorksp
     const parsed = JSON.parse(raw) as unknown;
     if (!parsed || typeof parsed !== 'object') return empty;
     if ('sts' in parsed) return decodeCompact(parsed as Partial<CompactRestarts>) ?? empty;
-    const { version, steps } = parsed as { version?: unknown; steps?: unknown };
+    const { version, steps, unsealed } = parsed as { version?: unknown; steps?: unknown; unsealed?: unknown };
     if (typeof version !== 'number' || !Array.isArray(steps)) return empty;
     const valid = steps.filter(
       (s): s is RecordedStep =>
@@ -106,7 +112,7 @@ export function readRestarts(annotations: Record<string, string>): RestartWorksp
         typeof (s as RecordedStep).staleUid === 'string' &&
         isStringArray((s as RecordedStep).waitFor),
     );
-    return { version, steps: valid.map((s) => ({ worker: s.worker, staleUid: s.staleUid, waitFor: [...s.waitFor] })) };
+    return { version, steps: valid.map((s) => ({ worker: s.worker, staleUid: s.staleUid, waitFor: [...s.waitFor] })), ...(isStringArray(unsealed) ? { unsealed } : {}) };
   } catch {
     return empty;
   }
@@ -119,33 +125,33 @@ export function readLastChange(annotations: Record<string, string>): LastChange 
     const parsed = JSON.parse(raw) as LastChange;
     if (!parsed || typeof parsed.version !== 'number' || !Array.isArray(parsed.moves)) return undefined;
     // The older form has no time; a damaged one is dropped, not trusted.
-    const { at, unpinned, ...rest } = parsed;
-    return {
-      ...rest,
-      ...(typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? { at } : {}),
-      ...(isStringArray(unpinned) ? { unpinned } : {}),
-    };
+    const { version, movedTotal, moves, at } = parsed;
+    return { version, movedTotal, moves, ...(typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? { at } : {}) };
   } catch {
     return undefined;
   }
 }
 
+/** The ConfigMap records a write whose pods were not yet listed after it landed (observe lists them again). */
+export function restartsUnsealed(annotations: Record<string, string>): boolean {
+  return (readRestarts(annotations).unsealed?.length ?? 0) > 0;
+}
+
 /** Annotations with the restart workspace set (or removed when nothing is pending). */
 export function withRestarts(annotations: Record<string, string>, ws: RestartWorkspace): Record<string, string> {
   const next = { ...annotations };
-  if (ws.steps.length === 0) delete next[ANNOTATION_RESTARTS];
+  if (ws.steps.length === 0 && !ws.unsealed) delete next[ANNOTATION_RESTARTS];
   else next[ANNOTATION_RESTARTS] = encodeRestarts(ws);
   return next;
 }
 
 export function withLastChange(
   annotations: Record<string, string>,
-  change: { version: number; moves: readonly Move[]; at?: string; unpinned?: readonly string[] },
+  change: { version: number; moves: readonly Move[]; at?: string },
 ): Record<string, string> {
   const kept: LastChange = {
     version: change.version,
     ...(change.at ? { at: change.at } : {}),
-    ...(change.unpinned ? { unpinned: [...change.unpinned] } : {}),
     movedTotal: change.moves.length,
     moves: change.moves.slice(0, LAST_CHANGE_MOVES_KEPT).map((m) => ({ ...m })),
   };

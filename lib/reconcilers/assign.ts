@@ -300,14 +300,13 @@ function sizeOf(config: WorkerConfig): { workers: number; jobs: number } {
   return { workers: workloads.length, jobs: workloads.reduce((sum, w) => sum + w.jobs.length, 0) };
 }
 
-/** The write of the config in force, for status (blocked-since, inference from start times, the shares before it). */
+/** The write of the config in force, for status (blocked-since, the shares before it). */
 const withWrittenAt = (change: LastChange | undefined) =>
   change
     ? {
         lastChange: {
           version: change.version,
           ...(change.at ? { at: change.at } : {}),
-          ...(change.unpinned ? { unpinned: change.unpinned } : {}),
           ...(change.moves.length === change.movedTotal ? { moves: change.moves } : {}),
         },
       }

@@ -13,6 +13,7 @@ import type { ConfigMapView, LeaseView, PodView, PoolView } from '../kube/types.
 import { SWARM_LABEL } from '../workerconfig/index.js';
 import { claimant, type SwarmKey } from '../decisions/routing.js';
 import type { ProblemReason } from '../decisions/status-observation.js';
+import { restartsUnsealed } from '../decisions/workspace.js';
 import type { ReconcileEnv } from './env.js';
 
 export interface Observation {
@@ -89,7 +90,10 @@ export async function observe(
   }
   const refused = poolRuleProblem(valid.spec, statefulSet.templateLabels);
   if (refused) return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), problem: refused };
-  const pods = !leases ? undefined : podsBySelectorSeen && selectorSeen === statefulSet.labelSelector ? podsBySelectorSeen : await listWorkerPods(env, statefulSet);
+  // Listed beside the ConfigMap, they may predate its last write: while that write's pods are unsealed, they are
+  // listed again after it (restart-bookkeeping.ts sealRestarts pins what was made while it landed).
+  const beside = podsBySelectorSeen && selectorSeen === statefulSet.labelSelector && !(configMap && restartsUnsealed(configMap.annotations));
+  const pods = !leases ? undefined : beside ? podsBySelectorSeen : await listWorkerPods(env, statefulSet);
   const workers = leases && pods ? { pods, leases } : undefined;
   return { swarm, valid, statefulSet, ...(configMap ? { configMap } : {}), ...(workers ? { workers } : {}) };
 }

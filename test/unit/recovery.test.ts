@@ -2,7 +2,7 @@
 // (a lost ConfigMap is recreated above the last version, every live pod
 // restarted), the resync ping and ConfigMap events reach every Swarm they
 // name, a rollout blocked past its deadline is Degraded naming the blocking
-// pod, and workers that cannot acknowledge are inferred from start times.
+// pod, and workers that cannot acknowledge are inferred (Ready, no restart pending).
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { assignFunction } from '../../functions/assign/index.js';
@@ -10,6 +10,8 @@ import { boundedAll } from '../../lib/reconcilers/bounded.js';
 import type { ValidSwarm } from '../../lib/api/types.js';
 import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { computeCoverage, type WrittenAt } from '../../lib/decisions/coverage.js';
+import { decideRestarts } from '../../lib/decisions/restarts.js';
+import { decideScale } from '../../lib/decisions/scale.js';
 import { computeStatus } from '../../lib/decisions/status.js';
 import { podsByWorker } from '../../lib/decisions/workers.js';
 import { readLastChange, readRestarts } from '../../lib/decisions/workspace.js';
@@ -23,8 +25,6 @@ import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
 import { converge, sts, validSwarm, workerPod } from '../support/views.js';
 
-/** The documented margin (docs/design.md, "Coverage: acknowledged or inferred"): a container started this long after the write read it. */
-const INFERENCE_MARGIN_SECONDS = 5;
 /** The workspace annotation of the last change (lib/decisions/workspace.ts). */
 const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
 
@@ -69,25 +69,39 @@ describe('versions never go backwards', () => {
       ['swarm-worker-0', 'pod-0'],
       ['swarm-worker-1', 'pod-1'],
     ]);
-    // The written time is recorded with the version; worker-2 had no pod to pin.
-    expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 6, at: T, unpinned: ['swarm-worker-2'] });
+    // The written time is recorded with the version; worker-2 had no pod to pin: a pod of it made before the write
+    // landed is pinned once the pods are listed after it (unsealed).
+    expect(readLastChange(d.configMap.annotations)).toMatchObject({ version: 6, at: T });
+    expect(restarts.unsealed).toEqual(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
   });
 
-  it('a worker that cannot acknowledge, started too soon after a write that pinned none of its pods, is pinned for one restart', () => {
-    // Version 6 recreated the config; swarm-worker-2 had no pod then. Its pod started 1 s after the
-    // write: it may have read the older share, no start time can vouch for it, nothing else restarts it.
+  it('a pod made while the write was landing is pinned once the pods are listed after it; meanwhile nothing restarts or grows (seeds 6598, 1164)', () => {
+    // Version 6 is decided from a list where swarm-worker-2 had no pod. Before it lands, a rolling update
+    // replaces swarm-worker-0 and makes swarm-worker-2: both may have mounted the older (here: no) config.
     const written = converge(decideConfigMap({ swarm: publishedAt(5, RESTART), statefulSet: sts(3), configMap: undefined, pods: [workerPod(0), workerPod(1)], now: T }));
+    const recorded = readRestarts(written.configMap.annotations);
+    expect(recorded.unsealed).toEqual(['swarm-worker-0', 'swarm-worker-1', 'swarm-worker-2']);
+    const swarm = publishedAt(6, RESTART);
+    const early = decideRestarts({ swarm, statefulSet: sts(3), workspace: recorded, pods: [workerPod(0), workerPod(1)] });
+    expect([early.deletes, early.waiting]).toEqual([[], 'assign is listing the pods after its write']);
+    const grow = decideScale({ desired: 3, handoff: 'BreakBeforeMake', statefulSet: sts(2), jobs: [], config: written.config, workspace: recorded, pods: [], leases: [] });
+    expect(grow).toMatchObject({ kind: 'none', waiting: expect.stringMatching(/listed after the config write/) });
+
+    // The next look lists the pods after the write: the replacement and the new pod are pinned, worker-1 stays pinned.
     const configMap = { ...written.configMap, uid: 'cm-uid', resourceVersion: '10' };
-    const next = (pod2: PodView) =>
-      readRestarts(converge(decideConfigMap({ swarm: publishedAt(6, RESTART), statefulSet: sts(3), configMap, pods: [workerPod(0), workerPod(1), pod2], now: plus(30) })).configMap.annotations).steps;
-    expect(next(workerPod(2, { startedAt: plus(1) })).map((s) => [s.worker, s.staleUid])).toEqual([
-      ['swarm-worker-0', 'pod-0'],
+    const listedAfter = [workerPod(0, { uid: 'pod-0b' }), workerPod(1), workerPod(2)];
+    const sealed = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap, pods: listedAfter, now: plus(1) }));
+    const steps = readRestarts(sealed.configMap.annotations);
+    expect(steps.unsealed).toBeUndefined();
+    expect(steps.steps.map((s) => [s.worker, s.staleUid])).toEqual([
+      ['swarm-worker-0', 'pod-0b'],
       ['swarm-worker-1', 'pod-1'],
       ['swarm-worker-2', 'pod-2'],
     ]);
-    // Started past the margin: it read its share (inferred), no restart; nor while it is not yet Ready.
-    expect(next(workerPod(2, { startedAt: plus(INFERENCE_MARGIN_SECONDS) })).map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
-    expect(next(workerPod(2, { startedAt: plus(1), ready: false })).map((s) => s.worker)).toEqual(['swarm-worker-0', 'swarm-worker-1']);
+    // Sealed: a pod made after that list read the new share, and its step is done.
+    const after = { ...sealed.configMap, uid: 'cm-uid', resourceVersion: '11' };
+    const later = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: after, pods: [workerPod(0, { uid: 'pod-0c', startedAt: plus(30) }), workerPod(1), workerPod(2)], now: plus(40) }));
+    expect(readRestarts(later.configMap.annotations).steps.map((s) => s.worker)).toEqual(['swarm-worker-1', 'swarm-worker-2']);
   });
 
   it('a garbled or hand-lowered config is replaced above max(last published, parsed)', () => {
@@ -189,47 +203,16 @@ describe('the resync ping', () => {
   });
 });
 
-describe('the inference from start times (workers that cannot acknowledge)', () => {
-  const changedAt: WrittenAt = { version: 4, at: T, unpinned: ['swarm-worker-0'] };
-  /** How computeCoverage judges the one (non-acknowledging, Ready) pod `pod`, whose share is of `shareVersion`. */
-  const judged = (pod: PodView, lastChange: WrittenAt | undefined, shareVersion = 4) =>
-    computeCoverage({
-      jobs: ['a'],
-      config: { version: 4, workloads: { [pod.name]: { jobs: ['a'], version: shareVersion } } },
-      pods: podsByWorker('swarm-worker', 2, [pod]),
-      leases: [],
-      restartPending: new Set(),
-      lastChange,
-    }).workers.get(pod.name)?.state;
-
-  it('a worker whose share changed with no pod pinned runs it only if its container started a margin after the write', () => {
-    const at = (seconds: number) => judged(workerPod(0, { startedAt: plus(seconds) }), changedAt);
-    expect(at(-30)).toBe('Uncovered');
-    expect(at(INFERENCE_MARGIN_SECONDS - 1)).toBe('Uncovered');
-    expect(at(INFERENCE_MARGIN_SECONDS)).toBe('Inferred');
-    expect(judged(workerPod(0), changedAt)).toBe('Uncovered');
-  });
-
-  it('otherwise the bookkeeping stands: a share older than the write, a pinned worker, no recorded time', () => {
-    const early = workerPod(0, { startedAt: plus(-30) });
-    expect(judged(early, changedAt, 3)).toBe('Inferred');
-    expect(judged(workerPod(1, { startedAt: plus(-30) }), changedAt)).toBe('Inferred');
-    expect(judged(early, { version: 4, unpinned: ['swarm-worker-0'] })).toBe('Inferred');
-    expect(judged(early, { version: 4, at: T })).toBe('Inferred');
-    expect(judged(early, undefined)).toBe('Inferred');
-  });
-
-  it('computeCoverage counts such a worker uncovered, and an acknowledging one is judged by its Lease alone', () => {
+describe('the inference (workers that cannot acknowledge)', () => {
+  it('a Ready pod with no restart pending runs its share, whenever it started; one with a restart pending does not', () => {
+    // Every pod that may hold an older share is pinned for a restart (the seal included): start times vouch for nothing.
     const config = { version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } };
-    const run = (pods: PodView[]) =>
-      computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, pods), leases: [], restartPending: new Set(), lastChange: changedAt });
-    const early = run([workerPod(0, { startedAt: plus(1) }), workerPod(1)]);
-    expect(early.uncovered).toEqual(['a', 'b']);
-    expect(early.unverified).toBe(1);
-    expect(early.workers.get('swarm-worker-0')).toEqual({ state: 'Uncovered' });
-    const late = run([workerPod(0, { startedAt: plus(60) }), workerPod(1)]);
-    expect(late.uncovered).toEqual([]);
-    expect(late.unverified).toBe(3);
+    const run = (restartPending: Set<string>) =>
+      computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, [workerPod(0, { startedAt: plus(-30) }), workerPod(1)]), leases: [], restartPending, lastChange: { version: 4, at: T } });
+    const pending = run(new Set(['swarm-worker-0']));
+    expect([pending.uncovered, pending.unverified, pending.workers.get('swarm-worker-0')]).toEqual([['a', 'b'], 1, { state: 'Uncovered' }]);
+    const done = run(new Set());
+    expect([done.uncovered, done.unverified]).toEqual([[], 3]);
   });
 });
 
