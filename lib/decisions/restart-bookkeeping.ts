@@ -8,7 +8,8 @@ import type { ValidSwarm } from '../api/types.js';
 import { workerIndex } from '../assignment/workers.js';
 import type { PodView, PoolView } from '../kube/types.js';
 import { restartOrder, type AssignmentDiff } from '../plan/index.js';
-import type { WorkerConfig } from '../workerconfig/index.js';
+import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, type WorkerConfig } from '../workerconfig/index.js';
+import { declaresAcknowledgement } from './coverage.js';
 import { stepState, type WorkerFacts } from './restarts.js';
 import { isServing, poolWorkerNames } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
@@ -82,8 +83,12 @@ function restartWorkspace(
     // No pod when listed: one made later reads the new share, unless made before this write landed (the seal).
     return pod ? [{ worker: s.worker, staleUid: pod.uid, waitFor: s.waitFor.filter(exists) }] : [];
   });
-  const unsealed = [...new Set([...restarting, ...plan.addedWorkers])].sort();
-  return { version, steps: withUnacknowledged(steps, now), ...(unsealed.length ? { unsealed } : {}) };
+  // A pod that acknowledges says what it read (withUnacknowledged pins one that read an older share): only a pool
+  // whose pods may not is sealed — its template, or a pod listed from an older one, lacks the label.
+  const touched = [...new Set([...restarting, ...plan.addedWorkers])].sort();
+  const silent = (labels: Record<string, string> | undefined) => labels?.[ACKNOWLEDGES_LABEL] !== ACKNOWLEDGES_VALUE;
+  const sealed = !silent(now.statefulSet.templateLabels) && touched.every((w) => !silent(now.facts(w).pod?.labels ?? now.statefulSet.templateLabels));
+  return { version, steps: withUnacknowledged(steps, now), ...(touched.length && !sealed ? { unsealed: touched } : {}) };
 }
 
 /**
@@ -95,7 +100,8 @@ function restartWorkspace(
  * replacing a pod that was terminating when listed, started on no share and
  * were taken for done). It is pinned in turn, keeping the waits of the step it
  * replaces; a pod made after this list reads the new share. A terminating one
- * runs nothing once gone, and departs like any other.
+ * runs nothing once gone, and departs like any other; one that acknowledges
+ * says what it read.
  */
 export function sealRestarts(recorded: RestartWorkspace, podOf: (worker: string) => PodView | undefined): RestartWorkspace {
   if (!recorded.unsealed) return recorded;
@@ -103,7 +109,8 @@ export function sealRestarts(recorded: RestartWorkspace, podOf: (worker: string)
   for (const worker of recorded.unsealed) {
     const pod = podOf(worker);
     const step = steps.get(worker);
-    if (!pod || pod.terminating || step?.staleUid === pod.uid) continue;
+    // One that acknowledges is judged by what it says (withUnacknowledged), as in a pool that is not sealed.
+    if (!pod || pod.terminating || step?.staleUid === pod.uid || declaresAcknowledgement(pod)) continue;
     steps.set(worker, { worker, staleUid: pod.uid, waitFor: step?.waitFor ?? [] });
   }
   return { version: recorded.version, steps: [...steps.values()] };
