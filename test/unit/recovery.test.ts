@@ -205,7 +205,8 @@ describe('the resync ping', () => {
 
 describe('the inference (workers that cannot acknowledge)', () => {
   it('a Ready pod with no restart pending runs its share, whenever it started; one with a restart pending does not', () => {
-    // Every pod that may hold an older share is pinned for a restart (the seal included): start times vouch for nothing.
+    // Every pod that may hold an older share is pinned for a restart (the seal included): start times vouch for
+    // nothing (docs/design.md, "Coverage: acknowledged or inferred").
     const config = { version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } };
     const run = (restartPending: Set<string>) =>
       computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, [workerPod(0, { startedAt: plus(-30) }), workerPod(1)]), leases: [], restartPending, lastChange: { version: 4, at: T } });
