@@ -30,8 +30,9 @@ describe('decideConfigMap', () => {
     const all = Object.values(config.workloads).flatMap((w) => w.jobs);
     expect(all.slice().sort()).toEqual(seedStreams.slice().sort());
     expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
-    // A first assignment restarts nobody: every pod is either new or about to read it.
-    expect(readRestarts(d.configMap.annotations).steps).toEqual([]);
+    // A first assignment pins nobody: every pod listed is either new or about to read it. Its workers are unsealed:
+    // the next look, listing the pods after the write, pins any pod it cannot tell from one made while it landed.
+    expect(readRestarts(d.configMap.annotations)).toEqual({ version: 1, steps: [], unsealed: ['swarm-worker-0', 'swarm-worker-1'] });
   });
 
   it('decides no write when the ConfigMap already holds the decision (a no-op event)', () => {
