@@ -3,7 +3,8 @@
 // acknowledgement Leases and the ConfigMap as the API would hold it.
 import type { Swarm, ValidSwarm } from '../../lib/api/types.js';
 import { validateSwarm } from '../../lib/api/validate.js';
-import type { decideConfigMap } from '../../lib/decisions/configmap.js';
+import { decideConfigMap, type AssignObservation } from '../../lib/decisions/configmap.js';
+import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { ConfigMapView, LeaseView, PodView, StatefulSetView } from '../../lib/kube/types.js';
 import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, DIGEST_ANNOTATION, LOADED_AT_ANNOTATION, SWARM_LABEL, VERSION_ANNOTATION, jobsDigest, parse, type WorkerConfig } from '../../lib/workerconfig/index.js';
 
@@ -79,3 +80,19 @@ export const written = (d: AssignDecision, resourceVersion = String(++lastResour
 
 /** The worker config a ConfigMap holds. */
 export const configOf = (cm: ConfigMapView): WorkerConfig => parse(cm.data['config.yml']!);
+
+/**
+ * The ConfigMap after `d`'s write once assign's next look has sealed it, as production does: a write that changes
+ * shares under policy Restart records them `unsealed` (its steps are pinned from pods listed before it landed), and
+ * the next look lists the pods after it (lib/reconcilers/observe.ts) and pins any made meanwhile
+ * (lib/decisions/restart-bookkeeping.ts sealRestarts): one more guarded write, at a newer resourceVersion. `next` is
+ * that look, its pods as listed after the write. A write with nothing unsealed is returned as written. Throws if
+ * the look decides more than the seal (a new config version): the test would be chaining two changes.
+ */
+export function sealed(d: AssignDecision, next: Omit<AssignObservation, 'configMap'>): ConfigMapView {
+  const cm = written(d);
+  if (!readRestarts(cm.annotations).unsealed) return cm;
+  const seal = converge(decideConfigMap({ ...next, configMap: cm }));
+  if (seal.changed) throw new Error(`the look after the write changed the config (version ${seal.config.version}), not only sealed it`);
+  return written(seal);
+}

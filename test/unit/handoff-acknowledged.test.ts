@@ -8,7 +8,7 @@ import { computeStatus } from '../../lib/decisions/status.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { LeaseView } from '../../lib/kube/types.js';
 import { swarmOf } from '../support/fixtures.js';
-import { acknowledgement, acknowledgingLabels, configOf, converge, incarnations, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
+import { acknowledgement, acknowledgingLabels, configOf, converge, incarnations, runs, sealed, sts, validSwarm, workerPod, written } from '../support/views.js';
 
 /** A worker that acknowledges what it runs; each call a new incarnation of the pod. */
 const pod = incarnations((ordinal, over = {}) => workerPod(ordinal, { creationTimestamp: '2026-11-22T00:00:00Z', labels: acknowledgingLabels, ...over }));
@@ -16,12 +16,13 @@ const jobs = Array.from({ length: 9 }, (_, i) => `job-${i}`);
 /** Restarted to load a share; restarts break first (the API refuses Restart with MakeBeforeBreak). */
 const RESTART = { policy: 'Restart', handoff: 'BreakBeforeMake' } as const;
 
-/** Two workers converged on version 1, each acknowledging its share. */
+/** Two workers converged on version 1, each acknowledging its share (the write sealed by a look that listed them). */
 function twoWorkers(swarm: ValidSwarm) {
   const pods = [pod(0), pod(1)];
-  const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] }));
-  const v1 = configOf(first);
-  return { pods, cm: first, v1, leases: pods.map((p) => runs(p, v1)) };
+  const created = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: [] });
+  const v1 = converge(created).config;
+  const leases = pods.map((p) => runs(p, v1));
+  return { pods, cm: sealed(created, { swarm, statefulSet: sts(2), pods, leases }), v1, leases };
 }
 
 describe('restarts (policy Restart, break-before-make) judge pods by what they acknowledge', () => {
@@ -32,7 +33,7 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
     const early = pod(2);
     // It read version 1, where it had no share.
     const stale = [...leases, acknowledgement(early, v1.version, [])];
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, early], leases: stale }));
+    const up = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, early], leases: stale }), { swarm, statefulSet: sts(3), pods: [...pods, early], leases: stale });
     const v2 = configOf(up);
     const workspace = readRestarts(up.annotations);
     expect(workspace.steps.find((s) => s.worker === 'swarm-worker-2')).toEqual({ worker: 'swarm-worker-2', staleUid: early.uid, waitFor: ['swarm-worker-0', 'swarm-worker-1'] });
@@ -46,7 +47,8 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
 
   it('a pod seen acknowledging an older share later (it read the config before the write landed) gets a step on the next event', () => {
     const { pods, cm, leases } = twoWorkers(swarm);
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }));
+    // Sealed by a look that listed no pod of swarm-worker-2: one made after it reads the new share, as far as assign can tell.
+    const up = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods, leases }), { swarm, statefulSet: sts(3), pods, leases });
     const late = pod(2);
     const again = converge(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, late], leases: [...leases, acknowledgement(late, 1, [])] }));
     expect(again.write).toBe('update');
@@ -60,7 +62,7 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
   it('a loser that already acknowledges its new share (it reloaded by itself) is not restarted, and assign forgets its step', () => {
     const { pods, cm, leases } = twoWorkers(swarm);
     const gainer = pod(2);
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
+    const up = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }), { swarm, statefulSet: sts(3), pods: [...pods, gainer], leases });
     const v2 = configOf(up);
     const workspace = readRestarts(up.annotations);
     const reloaded = [runs(pods[0]!, v2), leases[1]!, runs(gainer, v2)];
@@ -73,7 +75,7 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
 
   it('pods that predate the first assignment and acknowledge nothing are restarted', () => {
     const early = [pod(0), pod(1)];
-    const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: early, leases: [] }));
+    const first = sealed(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: early, leases: [] }), { swarm, statefulSet: sts(2), pods: early, leases: [] });
     const workspace = readRestarts(first.annotations);
     expect(workspace.steps.map((s) => [s.worker, s.staleUid])).toEqual([
       ['swarm-worker-0', early[0]!.uid],
@@ -81,9 +83,17 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
     ]);
     const d = decideRestarts({ swarm, statefulSet: sts(2), workspace, pods: early, config: configOf(first), leases: [] });
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
-    // Not yet Ready (still starting, it will read the share it mounts): left alone.
+    // Not yet Ready (still starting, it will read the share it mounts): the write pins neither.
     const starting = [pod(0, { ready: false }), pod(1, { ready: false })];
-    expect(readRestarts(written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: starting, leases: [] })).annotations).steps).toEqual([]);
+    const create = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: starting, leases: [] });
+    expect(readRestarts(converge(create).configMap.annotations).steps).toEqual([]);
+    // The look after the write cannot tell them from pods made while it landed: the seal pins them. Once they
+    // acknowledge their shares, their steps are done and nothing is restarted.
+    const sealedStarting = readRestarts(sealed(create, { swarm, statefulSet: sts(2), pods: starting, leases: [] }).annotations);
+    expect(sealedStarting.steps.map((s) => s.staleUid)).toEqual(starting.map((p) => p.uid));
+    const up = starting.map((p) => ({ ...p, ready: true }));
+    const acked = decideRestarts({ swarm, statefulSet: sts(2), workspace: sealedStarting, pods: up, config: converge(create).config, leases: up.map((p) => runs(p, converge(create).config)) });
+    expect([acked.deletes, acked.outstanding]).toEqual([[], []]);
   });
 
   it('waits of an unfinished rollout survive a newer version', () => {
@@ -110,7 +120,7 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
   it('status: Ready only once every job is acknowledged by its owner', () => {
     const { pods, cm, leases } = twoWorkers(swarm);
     const gainer = pod(2);
-    const up = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }));
+    const up = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: cm, pods: [...pods, gainer], leases }), { swarm, statefulSet: sts(3), pods: [...pods, gainer], leases });
     const v2 = configOf(up);
     const now = '2026-11-22T00:00:00Z';
     const status = (ls: LeaseView[]) =>
@@ -123,7 +133,8 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
     expect(moved.length).toBeGreaterThan(0);
     expect(status(all).uncoveredJobs).toBe(moved.length);
     // Version 3 publishes them; the gainer, restarted to load them, acknowledges it: every job covered.
-    const next = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases: all }));
+    // Sealed by a look that listed the gainer's pod still the one pinned: restart then replaces it.
+    const next = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: up, pods: [...pods, gainer], leases: all }), { swarm, statefulSet: sts(3), pods: [...pods, gainer], leases: all });
     const v3 = configOf(next);
     expect(v3.workloads['swarm-worker-2']!.jobs).toEqual(expect.arrayContaining([...moved]));
     const restarted = pod(2);
@@ -144,7 +155,7 @@ describe('break-before-make waits for the loser to acknowledge its smaller share
     const leases = pods.map((p) => runs(p, v1));
     // A job moves from worker-0 to worker-1 when job-0's owner changes: make it by removing jobs from worker-1's side.
     const fewer = validSwarm(swarmOf({ jobs: jobs.filter((j) => !v1.workloads['swarm-worker-1']!.jobs.includes(j)), restart: { ...RESTART, maxUnavailable: 3 } }));
-    const next = written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods, leases }));
+    const next = sealed(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods, leases }), { swarm: fewer, statefulSet: sts(3), pods, leases });
     const v2 = configOf(next);
     const workspace = readRestarts(next.annotations);
     const gainers = workspace.steps.filter((s) => s.waitFor.length > 0);

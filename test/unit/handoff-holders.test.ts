@@ -6,7 +6,7 @@ import { decideConfigMap } from '../../lib/decisions/configmap.js';
 import { readRestarts } from '../../lib/decisions/workspace.js';
 import type { PodView } from '../../lib/kube/types.js';
 import { swarmOf } from '../support/fixtures.js';
-import { acknowledgingLabels, configOf, runs, sts, validSwarm, workerPod, written } from '../support/views.js';
+import { acknowledgingLabels, configOf, runs, sealed, sts, validSwarm, workerPod, written } from '../support/views.js';
 
 const jobs = Array.from({ length: 6 }, (_, i) => `job-${i}`);
 const pod = (ordinal: number, over: Partial<PodView> = {}): PodView => workerPod(ordinal, { labels: acknowledgingLabels, ...over });
@@ -93,8 +93,9 @@ describe('policy Restart: a departing worker whose pod cannot acknowledge', () =
     const v1 = configOf(first);
     const old = [workerPod(0), workerPod(1)];
     const moved = { ...sts(2), startOrdinal: 2 };
-    // ordinals.start 0 → 2: swarm-worker-0 and -1 depart, their jobs await -2 and -3.
-    const emptied = written(decideConfigMap({ swarm, statefulSet: moved, configMap: first, pods: old }));
+    // ordinals.start 0 → 2: swarm-worker-0 and -1 depart, their jobs await -2 and -3. The write is sealed by a look
+    // that lists the old pods only: -2 and -3's pods, made after it, read the new config.
+    const emptied = sealed(decideConfigMap({ swarm, statefulSet: moved, configMap: first, pods: old }), { swarm, statefulSet: moved, pods: old });
     const ran = new Set([...v1.workloads['swarm-worker-0']!.jobs, ...v1.workloads['swarm-worker-1']!.jobs]);
     const gained = (cm: typeof emptied) => Object.entries(configOf(cm).workloads).flatMap(([w, share]) => (w === 'swarm-worker-0' || w === 'swarm-worker-1' ? [] : share.jobs.filter((j) => ran.has(j))));
     expect(gained(emptied)).toEqual([]);

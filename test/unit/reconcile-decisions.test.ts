@@ -8,7 +8,7 @@ import { readRestarts, readLastChange } from '../../lib/decisions/workspace.js';
 import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { parse } from '../../lib/workerconfig/index.js';
 import { seedStreams, swarmOf } from '../support/fixtures.js';
-import { converge, incarnations, sts, validSwarm, written } from '../support/views.js';
+import { converge, incarnations, sealed, sts, validSwarm, written } from '../support/views.js';
 
 /** The restart bookkeeping's annotation on the ConfigMap (lib/decisions/workspace.ts). */
 const ANNOTATION_RESTARTS = 'k8slab.info/restarts';
@@ -30,14 +30,18 @@ describe('decideConfigMap', () => {
     const all = Object.values(config.workloads).flatMap((w) => w.jobs);
     expect(all.slice().sort()).toEqual(seedStreams.slice().sort());
     expect(Object.keys(config.workloads).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
-    // A first assignment restarts nobody: every pod is either new or about to read it.
-    expect(readRestarts(d.configMap.annotations).steps).toEqual([]);
+    // A first assignment pins nobody: every pod listed is either new or about to read it. Its workers are unsealed:
+    // the next look, listing the pods after the write, pins any pod it cannot tell from one made while it landed.
+    expect(readRestarts(d.configMap.annotations)).toEqual({ version: 1, steps: [], unsealed: ['swarm-worker-0', 'swarm-worker-1'] });
   });
 
   it('decides no write when the ConfigMap already holds the decision (a no-op event)', () => {
     const pods = [pod(0), pod(1)];
     const first = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods });
-    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(first), pods }));
+    // The look after the write first seals it (its workers were unsealed): one update of the bookkeeping only.
+    const seal = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(first), pods }));
+    expect([seal.write, seal.changed]).toEqual(['update', false]);
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(seal), pods }));
     expect(again.write).toBe('none');
     expect(again.changed).toBe(false);
   });
@@ -96,7 +100,8 @@ describe('decideConfigMap', () => {
     expect(d.configMap.data['other.txt']).toBe('keep me');
     expect(d.configMap.labels.team).toBe('video');
     expect(d.configMap.ownerReferences.map((o) => o.kind)).toEqual(['Namespace', 'Swarm']);
-    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: written(d), pods: [] }));
+    // Once sealed (the look after the write), nothing more to write.
+    const again = converge(decideConfigMap({ swarm, statefulSet: sts(2), configMap: sealed(d, { swarm, statefulSet: sts(2), pods: [] }), pods: [] }));
     expect(again.write).toBe('none');
   });
 
@@ -121,7 +126,8 @@ describe('decideRestarts', () => {
   const scaleUp = () => {
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods }));
-    const second = written(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }));
+    // Sealed by the look after the write (nothing restarts before): no pod was made meanwhile.
+    const second = sealed(decideConfigMap({ swarm, statefulSet: sts(3), configMap: first, pods }), { swarm, statefulSet: sts(3), pods });
     return { pods, cm: second, workspace: readRestarts(second.annotations) };
   };
 
@@ -132,7 +138,7 @@ describe('decideRestarts', () => {
     // worker-1's jobs removed: it gains jobs from worker-0 and worker-2.
     const gone = new Set(parse(first.data['config.yml']!).workloads['swarm-worker-1']!.jobs);
     const fewer = validSwarm(swarmOf({ jobs: seedStreams.filter((j) => !gone.has(j)), restart: { ...RESTART, maxUnavailable: 3 } }));
-    const workspace = readRestarts(written(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods })).annotations);
+    const workspace = readRestarts(sealed(decideConfigMap({ swarm: fewer, statefulSet: sts(3), configMap: first, pods }), { swarm: fewer, statefulSet: sts(3), pods }).annotations);
     expect(workspace.steps.map((s) => [s.worker, s.waitFor])).toEqual([
       ['swarm-worker-0', []],
       ['swarm-worker-2', []],
@@ -193,7 +199,7 @@ describe('decideRestarts', () => {
     const bbm = validSwarm(swarmOf({ restart: { ...RESTART, maxUnavailable: 3 } }));
     const pods = [pod(0), pod(1)];
     const first = written(decideConfigMap({ swarm: bbm, statefulSet: sts(2), configMap: undefined, pods }));
-    const ws = readRestarts(written(decideConfigMap({ swarm: bbm, statefulSet: sts(3), configMap: first, pods })).annotations);
+    const ws = readRestarts(sealed(decideConfigMap({ swarm: bbm, statefulSet: sts(3), configMap: first, pods }), { swarm: bbm, statefulSet: sts(3), pods }).annotations);
     const d = decideRestarts({ swarm: bbm, statefulSet: sts(3), workspace: ws, pods: [...pods, pod(2, { ready: false })] });
     expect(d.deletes.map((p) => p.name).sort()).toEqual(['swarm-worker-0', 'swarm-worker-1']);
   });

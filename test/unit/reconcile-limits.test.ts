@@ -122,6 +122,20 @@ describe('the restart bookkeeping annotation', () => {
   it('still reads the older verbose form', () => {
     const ws = workspace(3, 1);
     expect(readRestarts({ [ANNOTATION_RESTARTS]: JSON.stringify(ws) })).toEqual(ws);
+    const unsealed = { ...ws, unsealed: ['swarm-worker-0', 'swarm-worker-2'] };
+    expect(readRestarts({ [ANNOTATION_RESTARTS]: JSON.stringify(unsealed) })).toEqual(unsealed);
+  });
+
+  it('round-trips the unsealed workers (as ordinals), with steps or none: a write not yet sealed is never dropped', () => {
+    const all = { ...workspace(LIMITS.maxWorkers, 3), unsealed: Array.from({ length: LIMITS.maxWorkers }, (_, i) => `swarm-worker-${i}`) };
+    const annotations = withRestarts({}, all);
+    expect(readRestarts(annotations)).toEqual(all);
+    expect(Buffer.byteLength(annotations[ANNOTATION_RESTARTS]!)).toBeLessThan(KUBERNETES_LIMITS.annotationsBytes / 4);
+    // A first assignment: nobody pinned yet, its workers unsealed.
+    const first = { version: 1, steps: [], unsealed: ['swarm-worker-0', 'swarm-worker-1'] };
+    expect(readRestarts(withRestarts({}, first))).toEqual(first);
+    // Sealed, nothing pending: the annotation goes.
+    expect(withRestarts({ [ANNOTATION_RESTARTS]: 'x' }, { version: 1, steps: [] })).toEqual({});
   });
 
   it('a damaged annotation reads as nothing pending', () => {

@@ -23,7 +23,7 @@ import type { ConfigMapView, PodView } from '../../lib/kube/types.js';
 import { createCoalescer } from '../../lib/reconcilers/shortcuts.js';
 import { nextConfig, parse, render } from '../../lib/workerconfig/index.js';
 import { seedStreams, silentLog, stubWorld, swarmOf } from '../support/fixtures.js';
-import { converge, sts, validSwarm, workerPod } from '../support/views.js';
+import { acknowledgingLabels, converge, sts, validSwarm, workerPod } from '../support/views.js';
 
 /** The workspace annotation of the last change (lib/decisions/workspace.ts). */
 const ANNOTATION_LAST_CHANGE = 'k8slab.info/last-change';
@@ -205,7 +205,8 @@ describe('the resync ping', () => {
 
 describe('the inference (workers that cannot acknowledge)', () => {
   it('a Ready pod with no restart pending runs its share, whenever it started; one with a restart pending does not', () => {
-    // Every pod that may hold an older share is pinned for a restart (the seal included): start times vouch for nothing.
+    // Every pod that may hold an older share is pinned for a restart (the seal included): start times vouch for
+    // nothing (docs/design.md, "Coverage: acknowledged or inferred").
     const config = { version: 4, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 4 }, 'swarm-worker-1': { jobs: ['c'], version: 2 } } };
     const run = (restartPending: Set<string>) =>
       computeCoverage({ jobs: ['a', 'b', 'c'], config, pods: podsByWorker('swarm-worker', 2, [workerPod(0, { startedAt: plus(-30) }), workerPod(1)]), leases: [], restartPending, lastChange: { version: 4, at: T } });
@@ -255,15 +256,20 @@ describe('a rollout blocked past its deadline is Degraded, naming the blocking p
     expect(status(plus(59), [workerPod(0), notReady], { spec }).phase).toBe('Pending');
   });
 
-  it('a worker gone, a restart never done, a worker never running its share: blocked since the version was written', () => {
+  it('a worker gone, a restart never done, a write never sealed, a worker never running its share: blocked since the version was written', () => {
     const missing = status(plus(601), [workerPod(0)]);
     expect(condition(missing, 'Degraded')?.message).toContain('swarm-worker-1 has no pod');
     const workspace = { version: 2, steps: [{ worker: 'swarm-worker-0', staleUid: 'pod-0', waitFor: [] }] };
     expect(condition(status(plus(601), [workerPod(0), workerPod(1)], { workspace }), 'Degraded')?.message).toContain('swarm-worker-0 still runs an older share (restart pending)');
-    const lastChange = { version: 2, at: T, unpinned: ['swarm-worker-1'] };
-    expect(condition(status(plus(601), [workerPod(0), workerPod(1, { startedAt: plus(1) })], { lastChange }), 'Degraded')?.message).toContain(
-      'swarm-worker-1 started too soon after its share of version 2 was written to be inferred to run it',
+    // A write whose pods were never listed after it landed (unsealed): its workers may hold the older share.
+    const unsealed = { version: 2, steps: [], unsealed: ['swarm-worker-1'] };
+    expect(condition(status(plus(601), [workerPod(0), workerPod(1)], { workspace: unsealed }), 'Degraded')?.message).toContain(
+      'swarm-worker-1 still runs an older share (restart pending)',
     );
+    // A worker never running its share is one that acknowledges and has not: one that cannot is inferred
+    // once Ready with no restart pending (every pod that may hold an older share is pinned).
+    const silent = workerPod(1, { labels: acknowledgingLabels });
+    expect(condition(status(plus(601), [workerPod(0), silent]), 'Degraded')?.message).toContain('swarm-worker-1 has not acknowledged its share of version 2');
   });
 
   it('names the most fundamental blocker first: a pod out of service before the workers waiting for it', () => {
@@ -298,7 +304,9 @@ describe('observed data behind it', () => {
   it('the last-change annotation records when the version was written, and reads the older form too', () => {
     expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, movedTotal: 0, moves: [] }) })).toEqual({ version: 3, movedTotal: 0, moves: [] });
     expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: 'yesterday', unpinned: 'x', movedTotal: 0, moves: [] }) })).toEqual({ version: 3, movedTotal: 0, moves: [] });
-    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: T, unpinned: ['w-1'], movedTotal: 0, moves: [] }) })).toMatchObject({ at: T, unpinned: ['w-1'] });
+    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: T, movedTotal: 0, moves: [] }) })).toEqual({ version: 3, at: T, movedTotal: 0, moves: [] });
+    // An annotation written before the seal replaced the start-time inference: its `unpinned` is dropped, not trusted.
+    expect(readLastChange({ [ANNOTATION_LAST_CHANGE]: JSON.stringify({ version: 3, at: T, unpinned: ['w-1'], movedTotal: 0, moves: [] }) })).toEqual({ version: 3, at: T, movedTotal: 0, moves: [] });
   });
 
   it('podView reads phase, the scheduler\'s refusal, a waiting container, the latest container start and the readiness change', () => {

@@ -202,7 +202,11 @@ async function settle(kube: MemoryKube, env: Parameters<typeof reconcileAssign>[
 describe('assign owns the worker count (spec.replicas)', () => {
   it('scale-up: the config over the new count is written first, then the StatefulSet grows once the losers have restarted', async () => {
     const { kube, env } = await resized(2, 3, RESTART);
-    expect(ops(kube)).toEqual(['patchConfigMap']);
+    // The config, then the seal: the look that confirms the status write lists the pods after the config
+    // write landed and writes the bookkeeping again, sealed (lib/decisions/restart-bookkeeping.ts sealRestarts).
+    expect(ops(kube)).toEqual(['patchConfigMap', 'patchConfigMap']);
+    expect(configIn(kube).version).toBe(2);
+    expect(readRestarts(kube.configMaps.get('ns/swarm-worker-config')!.annotations).unsealed).toBeUndefined();
     expect(Object.keys(configIn(kube).workloads)).toEqual(workerNames(STS, 3));
     expect(kube.statefulSets.get(`ns/${STS}`)!.replicas).toBe(2);
     // Break-before-make: the losers stop their moved jobs (restart) before the new pod starts them;
@@ -325,7 +329,9 @@ describe("the StatefulSet's start ordinal is honoured end to end", () => {
     await reconcileAssign(env, key);
     expect(Object.keys(configIn(kube).workloads)).toEqual(['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7']);
     const steps = readRestarts(kube.configMaps.get('ns/swarm-worker-config')!.annotations).steps;
-    expect(steps.map((s) => s.worker)).toEqual(['swarm-worker-5', 'swarm-worker-6']);
+    // The losers, pinned by the write; the new worker's pod, pinned by the seal (the look confirming the status
+    // write lists the pods after the config write: that pod may have mounted the config before it landed).
+    expect(steps.map((s) => s.worker)).toEqual(['swarm-worker-5', 'swarm-worker-6', 'swarm-worker-7']);
     // They only lose jobs, to the new worker: no waits.
     expect(steps.every((s) => s.waitFor.length === 0)).toBe(true);
     const restarted: string[] = [];
