@@ -3,7 +3,7 @@
 // the rollout is stuck (status reports it Degraded, RolloutStuck, naming them).
 import { DEFAULTS } from '../api/schema.js';
 import type { PodView } from '../kube/types.js';
-import { declaresAcknowledgement, type Coverage } from './coverage.js';
+import type { Coverage } from './coverage.js';
 import { summariseWorkers } from './condition-messages.js';
 import type { StatusObservation } from './status-observation.js';
 import { isServing } from './workers.js';
@@ -75,10 +75,8 @@ function rolloutBlockers(input: {
     } else if (input.restartPending.has(worker)) {
       restarting.push({ worker, why: 'still runs an older share (restart pending)', since });
     } else if (input.coverage?.workers.get(worker)?.state === 'Uncovered') {
-      const why = declaresAcknowledgement(pod)
-        ? `has not acknowledged its share of version ${input.version}`
-        : `started too soon after its share of version ${input.version} was written to be inferred to run it (it does not acknowledge)`;
-      unacknowledged.push({ worker, why, since });
+      // Serving with no restart pending: only one that acknowledges can be Uncovered (coverage.ts).
+      unacknowledged.push({ worker, why: `has not acknowledged its share of version ${input.version}`, since });
     }
   }
   return [...down, ...restarting, ...unacknowledged];

@@ -85,15 +85,20 @@ describe('restarts (policy Restart, break-before-make) judge pods by what they a
     expect(d.deletes.map((p) => p.name)).toEqual(['swarm-worker-0']);
     // Not yet Ready (still starting, it will read the share it mounts): the write pins neither.
     const starting = [pod(0, { ready: false }), pod(1, { ready: false })];
-    const create = decideConfigMap({ swarm, statefulSet: sts(2), configMap: undefined, pods: starting, leases: [] });
+    // A pool whose template declares acknowledgement (a view without template labels is sealed: it may not).
+    const declaring = { ...sts(2), templateLabels: acknowledgingLabels };
+    const create = decideConfigMap({ swarm, statefulSet: declaring, configMap: undefined, pods: starting, leases: [] });
     expect(readRestarts(converge(create).configMap.annotations).steps).toEqual([]);
-    // The look after the write cannot tell them from pods made while it landed: the seal pins them. Once they
-    // acknowledge their shares, their steps are done and nothing is restarted.
-    const sealedStarting = readRestarts(sealed(create, { swarm, statefulSet: sts(2), pods: starting, leases: [] }).annotations);
-    expect(sealedStarting.steps.map((s) => s.staleUid)).toEqual(starting.map((p) => p.uid));
+    // Pods that acknowledge are not sealed (restart-bookkeeping.ts): they say what they read. Once they acknowledge
+    // their shares nothing is restarted; one that acknowledges an older share (none) is pinned on the next look.
+    expect(readRestarts(converge(create).configMap.annotations).unsealed).toBeUndefined();
+    const config = converge(create).config;
     const up = starting.map((p) => ({ ...p, ready: true }));
-    const acked = decideRestarts({ swarm, statefulSet: sts(2), workspace: sealedStarting, pods: up, config: converge(create).config, leases: up.map((p) => runs(p, converge(create).config)) });
+    const acked = decideRestarts({ swarm, statefulSet: sts(2), workspace: readRestarts(converge(create).configMap.annotations), pods: up, config, leases: up.map((p) => runs(p, config)) });
     expect([acked.deletes, acked.outstanding]).toEqual([[], []]);
+    const older = written(create);
+    const look = decideConfigMap({ swarm, statefulSet: declaring, configMap: { ...older, resourceVersion: '2' }, pods: up, leases: [runs(up[0]!, config), runs(up[1]!, { version: 0, workloads: {} })] });
+    expect(readRestarts(converge(look).configMap.annotations).steps.map((s) => s.staleUid)).toEqual([up[1]!.uid]);
   });
 
   it('waits of an unfinished rollout survive a newer version', () => {
