@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cacheRoot } from '../controlplane/build.js';
 import { freePort } from '../controlplane/ports.js';
 import { ensurePythonVenv } from '../support/conformance/python-venv.js';
@@ -40,8 +40,14 @@ describe.each([
   ['Go', goWorker],
   ['Python', pythonWorker],
 ])('the %s example worker (local process)', (_name, make) => {
+  // Built (Go) or its venv made (Python) before the test's own timeout starts: a cold build on a busy 2-core
+  // machine took longer than that (cold CI, 2026-11-29), and how long a build takes is not what this tests.
+  let launch: ReturnType<typeof make>;
+  beforeAll(() => {
+    launch = make();
+  }, 900_000);
   it('reports its starts, a move and the stops on SIGTERM in its own lines; /healthz and /readyz answer', async () => {
-    const [command, args, env] = make();
+    const [command, args, env] = launch;
     dir = mkdtempSync(join(tmpdir(), 'swarm-example-'));
     const configPath = join(dir, 'config.yml');
     writeConfig(configPath, 1, ['stream:a', 'stream:b']);
