@@ -59,8 +59,13 @@ export interface Coverage {
   workers: Map<string, WorkerCoverage>;
 }
 
+/** Labels (a pod's, or its pool's template) that declare the pod acknowledges what it runs. */
+export function labelsDeclareAcknowledgement(labels: Readonly<Record<string, string>> | undefined): boolean {
+  return labels?.[ACKNOWLEDGES_LABEL] === ACKNOWLEDGES_VALUE;
+}
+
 export function declaresAcknowledgement(pod: PodView): boolean {
-  return pod.labels[ACKNOWLEDGES_LABEL] === ACKNOWLEDGES_VALUE;
+  return labelsDeclareAcknowledgement(pod.labels);
 }
 
 /** The workers' acknowledgements by worker name, each Lease parsed once. */

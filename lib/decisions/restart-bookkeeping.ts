@@ -8,8 +8,8 @@ import type { ValidSwarm } from '../api/types.js';
 import { workerIndex } from '../assignment/workers.js';
 import type { PodView, PoolView } from '../kube/types.js';
 import { restartOrder, type AssignmentDiff } from '../plan/index.js';
-import { ACKNOWLEDGES_LABEL, ACKNOWLEDGES_VALUE, type WorkerConfig } from '../workerconfig/index.js';
-import { declaresAcknowledgement } from './coverage.js';
+import type { WorkerConfig } from '../workerconfig/index.js';
+import { declaresAcknowledgement, labelsDeclareAcknowledgement } from './coverage.js';
 import { stepState, type WorkerFacts } from './restarts.js';
 import { isServing, poolWorkerNames } from './workers.js';
 import type { RecordedStep, RestartWorkspace } from './workspace.js';
@@ -86,8 +86,8 @@ function restartWorkspace(
   // A pod that acknowledges says what it read (withUnacknowledged pins one that read an older share): only a pool
   // whose pods may not is sealed — its template, or a pod listed from an older one, lacks the label.
   const touched = [...new Set([...restarting, ...plan.addedWorkers])].sort();
-  const silent = (labels: Record<string, string> | undefined) => labels?.[ACKNOWLEDGES_LABEL] !== ACKNOWLEDGES_VALUE;
-  const sealed = !silent(now.statefulSet.templateLabels) && touched.every((w) => !silent(now.facts(w).pod?.labels ?? now.statefulSet.templateLabels));
+  const template = now.statefulSet.templateLabels;
+  const sealed = labelsDeclareAcknowledgement(template) && touched.every((w) => labelsDeclareAcknowledgement(now.facts(w).pod?.labels ?? template));
   return { version, steps: withUnacknowledged(steps, now), ...(touched.length && !sealed ? { unsealed: touched } : {}) };
 }
 
