@@ -10,7 +10,8 @@
 // then listed as `released` on L until L acknowledges its smaller share.
 // Break-before-make: the job leaves L at once and waits on G as `awaiting`; it
 // is added to G only once every other live worker acknowledges the config in
-// force (so none of them still runs it).
+// force (so none of them still runs it). A job dropped from the spec leaves L
+// marked `released` until L catches up, so one put back meanwhile waits too.
 import type { Handoff } from '../api/types.js';
 import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
@@ -192,23 +193,26 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
 }
 
 function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
-  // Who has each job published (and a live pod that may run it). An expired
-  // worker fenced itself before its pod turned NotReady: it runs nothing.
-  const holders = new Map<string, string[]>();
+  // An expired worker fenced itself before its pod turned NotReady: it runs nothing.
   const fenced = (worker: string) => isExpired(facts(worker));
-  for (const [worker, share] of Object.entries(previous.workloads)) {
-    if (!facts(worker).pod || fenced(worker)) continue;
-    for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
-  }
   // A departing worker whose pod cannot acknowledge (a restart-only one) runs what it read at its start,
   // whatever its share says now, until that pod is gone: nobody may gain a job while it lives.
   const departingBlind = (w: string) => !(w in target) && facts(w).pod !== undefined && facts(w).ack === undefined;
   const behind = new Set(Object.keys(previous.workloads).filter((w) => (!caughtUp(facts(w)) || departingBlind(w)) && !fenced(w)));
+  // Who may run each job (a live pod, not fenced): whoever has it published, and a worker behind on its
+  // share still runs what it was told to stop (`released`).
+  const holders = new Map<string, string[]>();
+  for (const [worker, share] of Object.entries(previous.workloads)) {
+    if (!facts(worker).pod || fenced(worker)) continue;
+    const runs = behind.has(worker) ? [...share.jobs, ...(share.released ?? [])] : share.jobs;
+    for (const job of runs) holders.set(job, [...(holders.get(job) ?? []), worker]);
+  }
   // Jobs awaiting an owner in the config in force, whoever was to gain them: a job that waited on one
   // worker and now goes to another still waits for the same holders to stop.
   const earlier = new Set(Object.values(previous.workloads).flatMap((share) => share.awaiting ?? []));
+  const owned = new Set(Object.values(target).flat());
   const jobs: Record<string, string[]> = {};
-  const marks: Record<string, { awaiting: string[] }> = {};
+  const marks: Record<string, { awaiting?: string[]; released?: string[] }> = {};
   for (const [worker, owns] of Object.entries(target)) {
     // Nobody else may still run the job: no other worker has it published, and
     // every other worker acknowledges the config in force.
@@ -222,15 +226,25 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     const awaiting = fenced(worker) ? [...owns] : owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && earlier.has(j) && !othersStopped));
     const waiting = new Set(awaiting);
     jobs[worker] = owns.filter((j) => !waiting.has(j));
-    if (awaiting.length > 0) {
-      marks[worker] = { awaiting };
-    }
+    if (awaiting.length > 0) marks[worker] = { awaiting };
   }
   // A departing worker (no share now) whose pod still lives and has not acknowledged
   // giving up its jobs stays listed, with none: it stays a holder, so nobody gains them yet.
   for (const worker of Object.keys(previous.workloads)) {
     const held = (previous.workloads[worker]?.jobs.length ?? 0) > 0;
     if (!(worker in target) && facts(worker).pod && (held || behind.has(worker))) jobs[worker] = [];
+  }
+  // A job dropped from the spec simply stops, but its worker may run it until it reloads: it is listed as
+  // `released` there until the worker catches up, so that, put back under its own name meanwhile, it waits
+  // for that worker like a moved job (`holders`) instead of starting on a second one.
+  for (const worker of Object.keys(jobs)) {
+    const before = previous.workloads[worker];
+    if (!before || !facts(worker).pod || fenced(worker)) continue;
+    const mine = new Set(target[worker] ?? []);
+    const dropped = before.jobs.filter((j) => !owned.has(j));
+    const stillRunning = behind.has(worker) ? (before.released ?? []) : [];
+    const released = [...new Set([...dropped, ...stillRunning])].filter((j) => !mine.has(j));
+    if (released.length > 0) marks[worker] = { ...marks[worker], released };
   }
   return { jobs, marks };
 }

@@ -26,7 +26,8 @@ export interface Options {
 
 export type Action =
   | { at: number; kind: 'scale'; target: 'swarm' | 'pool'; to: number }
-  | { at: number; kind: 'jobs'; add: number; remove: number }
+  /** readd: put back that many of the jobs removed last, under their own names (an edit reverted). */
+  | { at: number; kind: 'jobs'; add: number; remove: number; readd?: number }
   | { at: number; kind: 'handoff'; value: Options['handoff'] }
   | { at: number; kind: 'policy'; value: Options['policy'] }
   | { at: number; kind: 'delete-pod'; pick: number }
@@ -121,6 +122,13 @@ export function generate(seed: number): Schedule {
   // Drawn from a stream of their own, so the actions above stay what they were before this fault existed.
   const stalls = new Rng(seed).fork('stalls');
   for (let i = stalls.int(1, 3); i > 0; i--) actions.push({ at: stalls.int(60_000, activeMs), kind: 'stall-requests', forMs: stalls.seconds(5, 40), p: stalls.pick([0.2, 0.5]) });
+  // A job removed and soon put back under its own name (an edit reverted), from a stream of its own too.
+  const back = new Rng(seed).fork('readd');
+  for (let i = back.int(0, 3); i > 0; i--) {
+    const t = back.int(60_000, activeMs);
+    actions.push({ at: t, kind: 'jobs', add: 0, remove: back.int(1, 3) });
+    actions.push({ at: Math.min(activeMs, t + back.seconds(1, 60)), kind: 'jobs', add: 0, remove: 0, readd: 3 });
+  }
   // Failover and its faults from a fork of their own too.
   const fo = new Rng(seed).fork('failover');
   // The API refuses failover with restart-only workers (failoverHotReloads): drawn, then not taken.

@@ -104,6 +104,8 @@ class World {
   private steps = 0;
   private settle = false;
   private jobSeq = 0;
+  /** Jobs removed from the spec, last removed last: a 'jobs' action's readd puts some back under their own names. */
+  private removedJobs: Swarm['spec']['workload']['jobs'] = [];
   private template: WorkerTemplate;
 
   constructor(
@@ -300,7 +302,10 @@ class World {
           const names = specs.map((j) => (typeof j === 'string' ? j : j.name));
           const removed = new Set<string>();
           for (let i = 0; i < a.remove && names.length - removed.size > 1; i++) removed.add(names[(i * 7 + a.add) % names.length]!);
-          s.spec.workload.jobs = [...specs.filter((j) => !removed.has(typeof j === 'string' ? j : j.name)), ...Array.from({ length: a.add }, () => this.newJob())];
+          const nameOf = (j: (typeof specs)[number]) => (typeof j === 'string' ? j : j.name);
+          const putBack = a.readd ? this.removedJobs.filter((j) => !names.includes(nameOf(j))).slice(-a.readd) : [];
+          this.removedJobs = [...this.removedJobs.filter((j) => !putBack.includes(j)), ...specs.filter((j) => removed.has(nameOf(j)))];
+          s.spec.workload.jobs = [...specs.filter((j) => !removed.has(nameOf(j))), ...putBack, ...Array.from({ length: a.add }, () => this.newJob())];
         });
         return;
       case 'handoff':
