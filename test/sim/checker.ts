@@ -36,6 +36,12 @@ export class Checker {
   private readonly acked = new Map<string, Set<string>>();
   /** Jobs that have had a running owner since they were (last) added to the spec. */
   private readonly established = new Set<string>();
+  /**
+   * A job put back in the spec while processes still ran it from before its removal: those runs are what the
+   * removal stops, so they do not establish it. A job put back is a new job (make-before-break is about moves):
+   * a process that starts it from then on does.
+   */
+  private readonly leftovers = new Map<string, ReadonlySet<string>>();
   /** Jobs excused from coverage until then (an unplanned failure). */
   private readonly excused = new Map<string, number>();
   /**
@@ -77,6 +83,8 @@ export class Checker {
     this.dedicated = new Set(dedicated);
     const next = new Set(jobs);
     for (const j of this.jobs) if (!next.has(j)) this.established.delete(j);
+    for (const j of next) if (!this.jobs.has(j) && this.owners.get(j)?.size) this.leftovers.set(j, new Set(this.owners.get(j)));
+    for (const j of this.leftovers.keys()) if (!next.has(j)) this.leftovers.delete(j);
     this.jobs = next;
   }
 
@@ -212,7 +220,9 @@ export class Checker {
     for (const job of this.jobs) {
       if (this.refusal) break;
       const n = this.owners.get(job)?.size ?? 0;
-      if (n > 0) this.established.add(job);
+      const leftover = this.leftovers.get(job);
+      if (leftover && [...this.owners.get(job)!].some((proc) => !leftover.has(proc))) this.leftovers.delete(job);
+      if (n > 0 && !this.leftovers.has(job)) this.established.add(job);
       if (this.handoff === 'MakeBeforeBreak') {
         if (n === 0 && this.established.has(job) && (this.excused.get(job) ?? -1) < now && !this.awaitingResync.has(job) && this.serving.size > 0) this.fail('coverage', `job ${job} has no running owner (make-before-break)`);
       } else {
