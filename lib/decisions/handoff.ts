@@ -10,8 +10,8 @@
 // then listed as `released` on L until L acknowledges its smaller share.
 // Break-before-make: the job leaves L at once and waits on G as `awaiting`; it
 // is added to G only once every other live worker acknowledges the config in
-// force (so none of them still runs it). A job dropped from the spec leaves L
-// marked `released` until L catches up, so one put back meanwhile waits too.
+// force (so none of them still runs it); so does a job new to the config (one
+// put back under its own name may still run on a worker that has not reloaded).
 import type { Handoff } from '../api/types.js';
 import type { Assignment, UnhonouredDedication } from '../assignment/types.js';
 import type { HandoffMarks, WorkerConfig } from '../workerconfig/index.js';
@@ -75,8 +75,8 @@ export interface Custody {
  * same way. No serving peer in the assignment: a serving departing pod (`departing`)
  * is the custodian of last resort, staged the same way. None either: nothing to
  * hand to, the assignment stands, and `handover` is false if a replaced pod is among
- * them (it then stops at once) unless its jobs are already published to a serving
- * pod outside the assignment.
+ * them (it then stops at once) unless a peer's pod is starting (it waits for it) or
+ * its jobs are already published to a serving pod outside the assignment.
  */
 export function inCustody(
   target: Assignment,
@@ -104,7 +104,10 @@ export function inCustody(
   // No worker of the assignment serves, but a departing pod (past the replicas, kept by OrderedReady while a
   // predecessor is unhealthy) still does: it runs the jobs until a worker of the assignment serves again.
   const lastResort = serving.length === 0 && !pool.breaksFirst ? (pool.departing ?? []).filter((w) => !(w in target) && isServing(facts(w).pod)) : [];
-  if (serving.length === 0 && lastResort.length === 0) return { target, handover: away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
+  // A peer whose pod is starting will serve soon and take custody then: a replaced pod keeps running its jobs
+  // meanwhile (its grace period bounds the wait) rather than stop with nobody to run them (seed 5960).
+  const starting = workers.some((w) => !out(w) && !!facts(w).pod && !facts(w).pod!.terminating && !isStuck(facts(w).pod));
+  if (serving.length === 0 && lastResort.length === 0) return { target, handover: starting || away.filter(replaced).every((w) => runElsewhere(target[w]!, w, previous, facts)) };
   // A worker running a dedicated job alone keeps it alone: custody goes to the others while any serves.
   const shared = serving.filter((w) => !target[w]!.some((job) => dedicated.has(job)));
   const custodians = lastResort.length > 0 ? lastResort : shared.length > 0 ? shared : serving;
@@ -193,26 +196,24 @@ function makeBeforeBreak({ target, facts }: HandoffInput, previous: WorkerConfig
 }
 
 function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig): StagedHandoff {
-  // An expired worker fenced itself before its pod turned NotReady: it runs nothing.
+  // Who has each job published (and a live pod that may run it). An expired
+  // worker fenced itself before its pod turned NotReady: it runs nothing.
+  const holders = new Map<string, string[]>();
   const fenced = (worker: string) => isExpired(facts(worker));
+  for (const [worker, share] of Object.entries(previous.workloads)) {
+    if (!facts(worker).pod || fenced(worker)) continue;
+    for (const job of share.jobs) holders.set(job, [...(holders.get(job) ?? []), worker]);
+  }
   // A departing worker whose pod cannot acknowledge (a restart-only one) runs what it read at its start,
   // whatever its share says now, until that pod is gone: nobody may gain a job while it lives.
   const departingBlind = (w: string) => !(w in target) && facts(w).pod !== undefined && facts(w).ack === undefined;
   const behind = new Set(Object.keys(previous.workloads).filter((w) => (!caughtUp(facts(w)) || departingBlind(w)) && !fenced(w)));
-  // Who may run each job (a live pod, not fenced): whoever has it published, and a worker behind on its
-  // share still runs what it was told to stop (`released`).
-  const holders = new Map<string, string[]>();
-  for (const [worker, share] of Object.entries(previous.workloads)) {
-    if (!facts(worker).pod || fenced(worker)) continue;
-    const runs = behind.has(worker) ? [...share.jobs, ...(share.released ?? [])] : share.jobs;
-    for (const job of runs) holders.set(job, [...(holders.get(job) ?? []), worker]);
-  }
-  // Jobs awaiting an owner in the config in force, whoever was to gain them: a job that waited on one
-  // worker and now goes to another still waits for the same holders to stop.
-  const earlier = new Set(Object.values(previous.workloads).flatMap((share) => share.awaiting ?? []));
-  const owned = new Set(Object.values(target).flat());
+  // A job the config in force publishes to nobody (awaiting its gainer, new, put back under its own name
+  // after its removal, or given before the config was lost) may still run on a worker behind on its share:
+  // it waits until every other worker has caught up. One published to a worker with no pod moves at once.
+  const published = new Set(Object.values(previous.workloads).flatMap((share) => share.jobs));
   const jobs: Record<string, string[]> = {};
-  const marks: Record<string, { awaiting?: string[]; released?: string[] }> = {};
+  const marks: Record<string, { awaiting: string[] }> = {};
   for (const [worker, owns] of Object.entries(target)) {
     // Nobody else may still run the job: no other worker has it published, and
     // every other worker acknowledges the config in force.
@@ -222,8 +223,8 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
     // A job published to this worker and to another (a make-before-break hand-off in flight when the
     // handoff switched) waits like any other: never two owners from here on.
     // An expired worker runs nothing (it fenced itself) and must read a share of none to come back: every job it
-    // owns awaits it, so the job is remembered as on its way (`earlier`) rather than dropped to nobody.
-    const awaiting = fenced(worker) ? [...owns] : owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && earlier.has(j) && !othersStopped));
+    // owns awaits it, so the job is remembered as on its way rather than dropped to nobody.
+    const awaiting = fenced(worker) ? [...owns] : owns.filter((j) => heldElsewhere(j) || (!mine.has(j) && !published.has(j) && !othersStopped));
     const waiting = new Set(awaiting);
     jobs[worker] = owns.filter((j) => !waiting.has(j));
     if (awaiting.length > 0) marks[worker] = { awaiting };
@@ -233,18 +234,6 @@ function breakBeforeMake({ target, facts }: HandoffInput, previous: WorkerConfig
   for (const worker of Object.keys(previous.workloads)) {
     const held = (previous.workloads[worker]?.jobs.length ?? 0) > 0;
     if (!(worker in target) && facts(worker).pod && (held || behind.has(worker))) jobs[worker] = [];
-  }
-  // A job dropped from the spec simply stops, but its worker may run it until it reloads: it is listed as
-  // `released` there until the worker catches up, so that, put back under its own name meanwhile, it waits
-  // for that worker like a moved job (`holders`) instead of starting on a second one.
-  for (const worker of Object.keys(jobs)) {
-    const before = previous.workloads[worker];
-    if (!before || !facts(worker).pod || fenced(worker)) continue;
-    const mine = new Set(target[worker] ?? []);
-    const dropped = before.jobs.filter((j) => !owned.has(j));
-    const stillRunning = behind.has(worker) ? (before.released ?? []) : [];
-    const released = [...new Set([...dropped, ...stillRunning])].filter((j) => !mine.has(j));
-    if (released.length > 0) marks[worker] = { ...marks[worker], released };
   }
   return { jobs, marks };
 }

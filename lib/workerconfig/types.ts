@@ -10,8 +10,7 @@
  *   (break-before-make);
  * - `released`: jobs removed from `jobs` that this worker may still run until
  *   it acknowledges its smaller share (it reloads on the kubelet's schedule), so
- *   status can count them covered meanwhile (make-before-break) and a dropped
- *   job put back meanwhile waits for it to stop (break-before-make).
+ *   status can count them covered meanwhile.
  */
 export interface WorkerShare {
   readonly jobs: readonly string[];

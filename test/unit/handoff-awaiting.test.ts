@@ -63,48 +63,37 @@ describe('break-before-make after a switch: a job published to two workers', () 
 });
 
 
-// The simulator's seeds 2 and 43 at 2ad19ff (corpus: bbm-dropped-job-put-back-restart-only, -hot-reload): a job
-// removed from the spec and put back under its own name before its worker reloaded its share without it.
-describe('break-before-make: a job dropped from the spec, put back before its worker stopped it', () => {
-  const v3: WorkerConfig = {
-    version: 3,
-    workloads: {
-      'swarm-worker-0': { jobs: ['job-1'], version: 1 },
-      'swarm-worker-1': { jobs: ['job-2', 'job-3'], version: 1 },
-    },
+// The simulator's seeds 2 and 43 at 2ad19ff and 911 at 9cf9ca0 (corpus: bbm-dropped-job-put-back-restart-only,
+// -hot-reload, bbm-put-back-after-config-lost): a job removed from the spec and put back under its own name
+// before its worker reloaded its share without it (or after the config was lost).
+describe('break-before-make: a job new to the config', () => {
+  // Version 4: job-3 was dropped from workers-1's share, which has not reloaded it yet.
+  const v4: WorkerConfig = {
+    version: 4,
+    workloads: { 'swarm-worker-0': { jobs: ['job-1'], version: 1 }, 'swarm-worker-1': { jobs: ['job-2'], version: 4 }, 'swarm-worker-2': { jobs: ['job-4'], version: 1 } },
   };
   const behindOn = (behind: readonly string[]) => (worker: string): WorkerFacts => {
+    if (worker === 'swarm-worker-2') return {};
     const pod = workerPod(Number(worker.slice(-1)));
     return behind.includes(worker) ? { pod, ack: 'differs' } : { pod, ack: 'runs' };
   };
+  const back = { 'swarm-worker-0': ['job-1', 'job-3'], 'swarm-worker-1': ['job-2', 'job-4'] };
 
-  it('is listed as released on its worker, which may still run it', () => {
-    const dropped = stageHandoff({ handoff: 'BreakBeforeMake', previous: v3, target: { 'swarm-worker-0': ['job-1'], 'swarm-worker-1': ['job-2'] }, facts: behindOn([]) });
-    expect(dropped.jobs['swarm-worker-1']).toEqual(['job-2']);
-    expect(dropped.marks['swarm-worker-1']).toEqual({ released: ['job-3'] });
+  it('awaits its gainer while another worker has not caught up: that one may still run it', () => {
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v4, target: back, facts: behindOn(['swarm-worker-1']) });
+    expect(staged.jobs['swarm-worker-0']).toEqual(['job-1']);
+    expect(staged.marks['swarm-worker-0']).toEqual({ awaiting: ['job-3'] });
+    // A job published to a worker with no pod runs nowhere: it moves at once.
+    expect(staged.jobs['swarm-worker-1']).toEqual(['job-2', 'job-4']);
   });
 
-  it('awaits its new owner while that worker has not caught up, and is published once it has', () => {
-    const v4: WorkerConfig = {
-      version: 4,
-      workloads: { 'swarm-worker-0': { jobs: ['job-1'], version: 1 }, 'swarm-worker-1': { jobs: ['job-2'], version: 4, released: ['job-3'] } },
-    };
-    const back = { 'swarm-worker-0': ['job-1', 'job-3'], 'swarm-worker-1': ['job-2'] };
-    const waiting = stageHandoff({ handoff: 'BreakBeforeMake', previous: v4, target: back, facts: behindOn(['swarm-worker-1']) });
-    expect(waiting.jobs['swarm-worker-0']).toEqual(['job-1']);
-    expect(waiting.marks['swarm-worker-0']).toEqual({ awaiting: ['job-3'] });
-    expect(waiting.marks['swarm-worker-1']).toEqual({ released: ['job-3'] });
-    const v5: WorkerConfig = { version: 5, workloads: { ...v4.workloads, 'swarm-worker-0': { jobs: ['job-1'], version: 1, awaiting: ['job-3'] } } };
-    const caughtUp = stageHandoff({ handoff: 'BreakBeforeMake', previous: v5, target: back, facts: behindOn([]) });
-    expect(caughtUp.jobs['swarm-worker-0']).toEqual(['job-1', 'job-3']);
-    expect(caughtUp.marks).toEqual({});
+  it('is published once every other worker has caught up', () => {
+    const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v4, target: back, facts: behindOn([]) });
+    expect(staged.jobs['swarm-worker-0']).toEqual(['job-1', 'job-3']);
+    expect(staged.marks).toEqual({});
   });
 
-  it('goes back to its own worker at once: it is the only one that may run it', () => {
-    const v4: WorkerConfig = {
-      version: 4,
-      workloads: { 'swarm-worker-0': { jobs: ['job-1'], version: 1 }, 'swarm-worker-1': { jobs: ['job-2'], version: 4, released: ['job-3'] } },
-    };
+  it('goes to a worker that is itself the only one behind at once: nobody else may run it', () => {
     const staged = stageHandoff({ handoff: 'BreakBeforeMake', previous: v4, target: { 'swarm-worker-0': ['job-1'], 'swarm-worker-1': ['job-2', 'job-3'] }, facts: behindOn(['swarm-worker-1']) });
     expect(staged.jobs['swarm-worker-1']).toEqual(['job-2', 'job-3']);
     expect(staged.marks).toEqual({});

@@ -110,3 +110,23 @@ describe('a departing pod that still serves: the custodian of last resort', () =
     expect(staged.marks['swarm-worker-0']).toEqual({ releasing: ['a', 'b', 'c', 'd', 'e'] });
   });
 });
+
+// The simulator's seed 5960 at 9cf9ca0 (corpus: replaced-pod-waits-for-starting-peer): a StatefulSet pod deleted by
+// hand while its event was lost, then `ordinals.start` moved: every other pod of the old range terminating, the new
+// range's pods starting. Stopping at once left its jobs with nobody for the seconds until a new pod served.
+describe('a replaced pod with no serving peer but a peer starting', () => {
+  const target = { 'swarm-worker-0': ['a', 'b'], 'swarm-worker-1': ['c'] };
+  const previous = parse(render({ version: 5, workloads: { 'swarm-worker-0': { jobs: ['a', 'b'], version: 5 }, 'swarm-worker-1': { jobs: ['c'], version: 5 } } }));
+  const terminating: WorkerFacts = { pod: { ...workerPod(0), ready: false, terminating: true }, ack: 'runs' };
+  const starting: WorkerFacts = { pod: { ...workerPod(1), ready: false, phase: 'Pending' } };
+
+  it('waits (handover) for the starting peer to serve and take custody', () => {
+    const custody = inCustody(target, previous, (w) => (w === 'swarm-worker-0' ? terminating : starting), { replacesUnderOwnName: true });
+    expect(custody).toEqual({ target, handover: true });
+  });
+
+  it('stops at once when that peer cannot start (stuck): waiting would only hold its replacement back', () => {
+    const custody = inCustody(target, previous, (w) => (w === 'swarm-worker-0' ? terminating : stuck(1)), { replacesUnderOwnName: true });
+    expect(custody).toEqual({ target, handover: false });
+  });
+});
