@@ -166,7 +166,7 @@ export class Checker {
     } else this.serving.delete(name);
   }
 
-  /** Pods Ready and not being deleted: with none, nothing can run a job (a pool of one down). */
+  /** Pods Ready and not being deleted (from the deletionTimestamp): with none, nobody can take a job over. */
   private readonly serving = new Set<string>();
 
   /** The pool changed: slots it no longer wants are nobody's to serve. */

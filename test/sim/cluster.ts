@@ -113,6 +113,9 @@ export class Cluster {
       }
       if (pod.deletion && !k.sigterm) {
         k.sigterm = true;
+        // Out of service from its deletionTimestamp (Kubernetes drops it from endpoints then), not from the SIGTERM
+        // its kubelet sends a moment later: a pool whose every pod is being deleted has nobody to hand to (seed 3859).
+        this.truth.pod(pod.name, 'deleting', pod.deletion.by);
         this.timeline.after(this.rng.int(50, 400), () => this.terminate(pod.uid));
       }
     }
@@ -358,7 +361,6 @@ export class Cluster {
     const pod = this.podOf(uid);
     const k = this.kubelets.get(uid);
     if (!pod || !k) return;
-    this.truth.pod(pod.name, 'deleting', pod.deletion?.by);
     const grace = (pod.deletion?.at ?? this.timeline.now) + pod.template.graceSeconds * 1000;
     const proc = k.proc;
     if (!proc?.alive) {
