@@ -164,7 +164,7 @@ class World {
     this.store.watch((e) => this.source(e));
     // Slots that left the pool (a scale-down by anyone: a user, or assign through the scale subresource) are
     // nobody's to serve any more.
-    this.store.watch((e) => e.kind === 'StatefulSet' && this.checker.slotsLeft((name) => this.slotWanted(name)));
+    this.store.watch((e) => (e.kind === 'StatefulSet' || e.kind === 'Swarm') && this.checker.slotsLeft((name) => this.slotWanted(name)));
   }
 
   /** The shares a config.yml holds, parsed as the workers parse it (undefined: absent or garbled). */
@@ -184,12 +184,15 @@ class World {
 
   private parsedShares: { text: string; shares: ReadonlyMap<string, ShareView> | undefined } | undefined;
 
-  /** Whether a pod of this name will come back: a StatefulSet ordinal still in range (a Deployment's pod names never return). */
+  /** Whether the pool wants a pod of this name: a StatefulSet ordinal in range, of the StatefulSet and of a Swarm that scales it (a Deployment's pod names never return). */
   private slotWanted(name: string): boolean {
     if (this.schedule.options.pool === 'Deployment') return false;
     const sts = this.store.peek<StatefulSetObj>('StatefulSet', podKey(NS, POOL));
     const ordinal = Number(name.slice(name.lastIndexOf('-') + 1));
-    return !!sts && ordinal >= sts.startOrdinal && ordinal < sts.startOrdinal + sts.replicas;
+    // A Swarm that scales its pool wants spec.replicas from the moment the user's edit lands, before the
+    // StatefulSet follows: a pod past them is departing, outside maxUnavailable's count (seed 1187).
+    const desired = this.store.peek<Swarm>('Swarm', podKey(NS, 'swarm'))?.spec.replicas;
+    return !!sts && ordinal >= sts.startOrdinal && ordinal < sts.startOrdinal + Math.min(sts.replicas, desired ?? sts.replicas);
   }
 
   private log(line: string): void {
